@@ -1,0 +1,33 @@
+"""`gpu-bot`: one entry point, one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from bot import __version__
+from bot.cli import catalog_cmd, config_cmd
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-bot",
+        description="Compare, approve, buy and track short-term GPU capacity on AWS.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpu-bot {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (catalog_cmd, config_cmd):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    code: int = args.run(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

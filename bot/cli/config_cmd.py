@@ -1,0 +1,30 @@
+"""`gpu-bot config`: check the configuration and show every setting."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bot.cli.output import fail
+from bot.config import ConfigError, Settings, load_settings, show_setting
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("config", help="check the configuration and list every setting")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        return fail(str(exc), code=1)
+    values = settings.model_dump()
+    for (env, default, accepted), name in zip(
+        Settings.describe(), Settings.model_fields, strict=True
+    ):
+        value = values[name]
+        secret = "TOKEN" in env or "SECRET" in env
+        shown = "(set)" if secret and value else show_setting(value)
+        print(f"{env:30} {shown:24} (default {default}) {accepted}")
+    return 0

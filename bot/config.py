@@ -1,0 +1,301 @@
+"""Configuration from the environment (and an optional `.env`).
+
+The variable names are a public contract: operators and deploy files use them. A bad
+configuration fails at start-up with one message that lists every bad variable and what
+it accepts (`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+_DURATION_RE = re.compile(r"([0-9]+)\s*(s|m|h|d|w)")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
+_GROUP_ID = re.compile(r"S[A-Z0-9]{2,}")
+_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")
+_REGION = re.compile(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}")
+
+
+def parse_config_duration(text: str) -> timedelta:
+    """`90s`, `15m`, `24h`, `2d`, `1w` -> timedelta. Raises ValueError otherwise."""
+    m = _DURATION_RE.fullmatch(text.strip().lower())
+    if not m or int(m.group(1)) == 0:
+        raise ValueError(f"{text!r} is not a duration")
+    return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
+
+
+def format_config_duration(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    for unit in ("w", "d", "h", "m"):
+        # 24h reads better than 1d; 2d better than 48h.
+        if seconds % _UNITS[unit] == 0 and (unit in ("h", "m") or seconds >= 2 * _UNITS[unit]):
+            return f"{seconds // _UNITS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+def _split(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _env(name: str, description: str, **kwargs: Any) -> Any:
+    """A field read from exactly one environment variable, documented by `description`."""
+    return Field(validation_alias=AliasChoices(name), description=description, **kwargs)
+
+
+DurationList = Annotated[list[timedelta], NoDecode]
+IdList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Every setting; `describe()` lists them for `gpu-bot config` and the README."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=False
+    )
+
+    slack_bot_token: SecretStr | None = _env(
+        "SLACK_BOT_TOKEN", "bot token, xoxb-… (needed by serve in Slack)", default=None
+    )
+    slack_signing_secret: SecretStr | None = _env(
+        "SLACK_SIGNING_SECRET", "signing secret (needed by serve in HTTP mode)", default=None
+    )
+    slack_app_token: SecretStr | None = _env(
+        "SLACK_APP_TOKEN",
+        "app-level token, xapp-…; when set, serve uses Socket Mode",
+        default=None,
+    )
+    slack_api_url: str = _env(
+        "SLACK_API_URL", "Web API base URL, http(s)://…/api/", default="https://slack.com/api/"
+    )
+    redis_url: str = _env(
+        "REDIS_URL",
+        "memory:// (in-process), redis://, rediss:// or unix://",
+        default="memory://",
+    )
+    aws_mode: Literal["sandbox", "live"] = _env(
+        "GPU_BOT_AWS",
+        "sandbox (simulated market) or live (default credential chain)",
+        default="sandbox",
+    )
+    aws_region: str = _env("AWS_REGION", "AWS region such as us-east-1", default="us-east-1")
+    approvers: IdList = _env(
+        "GPU_BOT_APPROVERS", "comma-separated Slack user ids (U…/W…)", default_factory=list
+    )
+    approver_group: str | None = _env(
+        "GPU_BOT_APPROVER_GROUP",
+        "Slack user group id (S…) whose members approve",
+        default=None,
+    )
+    approval_channel: str | None = _env(
+        "GPU_BOT_APPROVAL_CHANNEL",
+        "channel id (C…/G…) where requests are posted",
+        default=None,
+    )
+    second_approval_usd: float | None = _env(
+        "GPU_BOT_SECOND_APPROVAL_USD",
+        "USD total above which two different approvers are needed (> 0)",
+        default=None,
+    )
+    max_request_usd: float | None = _env(
+        "GPU_BOT_MAX_REQUEST_USD",
+        "USD total above which a request is refused (> 0)",
+        default=None,
+    )
+    approval_timeout: timedelta = _env(
+        "GPU_BOT_APPROVAL_TIMEOUT",
+        "how long a request waits for approval, e.g. 24h",
+        default=timedelta(hours=24),
+    )
+    remind_before_start: DurationList = _env(
+        "GPU_BOT_REMIND_BEFORE_START",
+        "lead times before start, e.g. 24h,1h",
+        default_factory=lambda: [timedelta(hours=24), timedelta(hours=1)],
+    )
+    remind_before_expiry: DurationList = _env(
+        "GPU_BOT_REMIND_BEFORE_EXPIRY",
+        "lead times before expiry, e.g. 24h,2h",
+        default_factory=lambda: [timedelta(hours=24), timedelta(hours=2)],
+    )
+    price_cache_ttl: timedelta = _env(
+        "GPU_BOT_PRICE_CACHE_TTL",
+        "how long live prices are cached, e.g. 15m",
+        default=timedelta(minutes=15),
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env(
+        "GPU_BOT_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR", default="INFO"
+    )
+
+    @field_validator("approvers", mode="before")
+    @classmethod
+    def _split_ids(cls, value: Any) -> Any:
+        return _split(value)
+
+    @field_validator("remind_before_start", "remind_before_expiry", mode="before")
+    @classmethod
+    def _split_durations(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [parse_config_duration(part) for part in _split(value)]
+        return value
+
+    @field_validator("approval_timeout", "price_cache_ttl", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_config_duration(value) if isinstance(value, str) else value
+
+    @field_validator("approvers")
+    @classmethod
+    def _user_ids(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if not _USER_ID.fullmatch(v)]
+        if bad:
+            raise ValueError(f"not user ids: {', '.join(bad)}")
+        return value
+
+    @field_validator("approver_group")
+    @classmethod
+    def _group_id(cls, value: str | None) -> str | None:
+        if value is not None and not _GROUP_ID.fullmatch(value):
+            raise ValueError("not a user group id")
+        return value
+
+    @field_validator("approval_channel")
+    @classmethod
+    def _channel_id(cls, value: str | None) -> str | None:
+        if value is not None and not _CHANNEL_ID.fullmatch(value):
+            raise ValueError("not a channel id")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("an app-level token starts with xapp-")
+        return value
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xoxb-"):
+            raise ValueError("a bot token starts with xoxb-")
+        return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
+            raise ValueError("not an http(s) URL")
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if not re.match(r"(memory|redis|rediss|unix)://", value):
+            raise ValueError("unknown scheme")
+        return value
+
+    @field_validator("aws_region")
+    @classmethod
+    def _region(cls, value: str) -> str:
+        if not _REGION.fullmatch(value):
+            raise ValueError("not a region name")
+        return value
+
+    @field_validator("second_approval_usd", "max_request_usd")
+    @classmethod
+    def _positive(cls, value: float | None) -> float | None:
+        if value is not None and value <= 0:
+            raise ValueError("must be above zero")
+        return value
+
+    @field_validator("remind_before_start", "remind_before_expiry")
+    @classmethod
+    def _lead_times(cls, value: list[timedelta]) -> list[timedelta]:
+        return sorted(set(value), reverse=True)
+
+    @model_validator(mode="after")
+    def _limits_in_order(self) -> Settings:
+        if (
+            self.second_approval_usd is not None
+            and self.max_request_usd is not None
+            and self.second_approval_usd > self.max_request_usd
+        ):
+            raise ValueError(
+                "GPU_BOT_SECOND_APPROVAL_USD is above GPU_BOT_MAX_REQUEST_USD: "
+                "the second approval would never be asked for"
+            )
+        return self
+
+    @property
+    def sandbox(self) -> bool:
+        return self.aws_mode == "sandbox"
+
+    @classmethod
+    def describe(cls) -> list[tuple[str, str, str]]:
+        """(variable, default, what it accepts) for every setting."""
+        rows = []
+        for name, field in cls.model_fields.items():
+            alias = field.validation_alias
+            assert isinstance(alias, AliasChoices)
+            env = str(alias.choices[0])
+            default = field.get_default(call_default_factory=True)
+            rows.append((env, show_setting(default), field.description or name))
+        return rows
+
+
+def show_setting(value: object) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, timedelta):
+        return format_config_duration(value)
+    if isinstance(value, list):
+        return ",".join(show_setting(v) for v in value) or "(empty)"
+    return str(value)
+
+
+class ConfigError(Exception):
+    """Every bad variable, one per line, with what it accepts."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment; raises `ConfigError` listing every problem."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc)) from None
+
+
+def _format_errors(exc: ValidationError) -> str:
+    accepted = {env: text for env, _default, text in Settings.describe()}
+    lines = ["Bad configuration:"]
+    for err in exc.errors():
+        loc = err.get("loc") or ()
+        env = str(loc[0]) if loc else ""
+        given = err.get("input")
+        problem = str(err.get("msg", "")).removeprefix("Value error, ")
+        if env in accepted:
+            shown = "" if isinstance(given, dict) else f"={_mask(env, given)!s}"
+            lines.append(f"  {env}{shown}: {problem}; accepted: {accepted[env]}")
+        else:
+            lines.append(f"  {problem}")
+    return "\n".join(lines)
+
+
+def _mask(env: str, value: object) -> str:
+    text = str(value)
+    if any(word in env for word in ("TOKEN", "SECRET")):
+        return repr(text[:5] + "…") if len(text) > 5 else "'…'"
+    return repr(text)

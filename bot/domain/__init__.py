@@ -1,0 +1,1 @@
+"""Pure domain logic: no Slack, boto3 or Redis imports below this package."""

@@ -1,0 +1,1 @@
+"""Slack listeners: parse the payload, call one service, render the result."""

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import botocore.session
+import pytest
+
+from bot.domain.catalog import PriceKind, UnknownInstanceType, default_catalog
+
+catalog = default_catalog()
+
+
+def test_article_prices_for_p5_in_us_east_1() -> None:
+    od = catalog.price(PriceKind.ON_DEMAND, "p5.48xlarge", "us-east-1")
+    cb = catalog.price(PriceKind.CAPACITY_BLOCK, "p5.48xlarge", "us-east-1")
+    assert od is not None and od.usd_per_hour == 55.04
+    assert cb is not None and cb.usd_per_hour == 34.608
+    assert not od.estimate and not cb.estimate
+    assert "article" in od.source and "article" in cb.source
+
+
+def test_newest_figure_wins() -> None:
+    cb = catalog.price(PriceKind.CAPACITY_BLOCK, "p5.48xlarge", "us-east-1")
+    assert cb is not None and cb.as_of.year == 2025  # not the 39.33 snapshot of 2024
+
+
+def test_every_figure_has_source_and_date() -> None:
+    for name in catalog.instance_types:
+        for kind in PriceKind:
+            price = catalog.price(kind, name, "us-east-1")
+            if price is not None:
+                assert price.source and price.as_of
+
+
+def test_other_region_falls_back_and_says_so() -> None:
+    cb = catalog.price(PriceKind.CAPACITY_BLOCK, "p4d.24xlarge", "us-west-2")
+    assert cb is not None and cb.usd_per_hour == 14.75
+    assert "us-east-2 figure, none for us-west-2" in cb.source
+
+
+def test_derived_figures_are_labelled_estimates() -> None:
+    tp = catalog.price(PriceKind.TRAINING_PLAN, "p5.48xlarge", "us-east-1")
+    assert tp is not None and tp.estimate
+    assert tp.usd_per_hour == pytest.approx(55.04 * 0.275, rel=1e-3)
+    assert "derived" in tp.source
+
+
+def test_lookup_accepts_sagemaker_names_and_any_case() -> None:
+    assert catalog.instance("ML.P5.48XLARGE").instance_type == "p5.48xlarge"
+    p5 = catalog.instance("p5.48xlarge")
+    assert (p5.gpus, p5.gpu_model, p5.mig_family) == (8, "H100 80GB", "h100-80gb")
+    assert p5.sagemaker_name == "ml.p5.48xlarge"
+
+
+def test_unknown_type_names_the_closest() -> None:
+    with pytest.raises(UnknownInstanceType) as info:
+        catalog.instance("p5.48xlargee")
+    assert info.value.suggestions[0] == "p5.48xlarge"
+    assert "closest known: p5.48xlarge" in str(info.value)
+
+
+def test_capacity_block_families_from_the_docs() -> None:
+    documented = [
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p4d.24xlarge",
+        "trn1.32xlarge",
+        "trn2.48xlarge",
+    ]
+    for name in documented:
+        entry = catalog.instance(name)
+        assert entry.capacity_blocks.offered
+        assert "User Guide" in entry.capacity_blocks.source
+    assert not catalog.instance("g5.12xlarge").capacity_blocks.offered
+
+
+def test_training_plan_types_match_the_botocore_model() -> None:
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    shape = model.operation_model("SearchTrainingPlanOfferings").input_shape
+    enum = {name.removeprefix("ml.") for name in shape.members["InstanceType"].enum}
+    offered = {n for n in catalog.instance_types if catalog.instance(n).training_plans.offered}
+    # Every type the catalog offers plans for is one the API accepts.
+    assert offered <= enum
+    # UltraServer-only types are the ones left out on purpose.
+    assert enum - offered <= {"p6e-gb200.36xlarge"}
+
+
+def test_gpu_counts_match_describe_instance_types() -> None:
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        names = list(catalog.instance_types)
+        found = {}
+        for page in ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=names):
+            for it in page["InstanceTypes"]:
+                gpus = it.get("GpuInfo", {}).get("Gpus") or it["NeuronInfo"]["NeuronDevices"]
+                found[it["InstanceType"]] = gpus[0]["Count"]
+    for name in names:
+        assert catalog.instance(name).gpus == found[name], name
