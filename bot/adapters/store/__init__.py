@@ -1,0 +1,12 @@
+"""The store: Redis (or its in-process twin for memory://)."""
+
+from bot.adapters.store.connect import open_store
+from bot.adapters.store.redis_store import (
+    AuditEntry,
+    ClaimedJob,
+    Job,
+    RedisStore,
+    VersionConflict,
+)
+
+__all__ = ["AuditEntry", "ClaimedJob", "Job", "RedisStore", "VersionConflict", "open_store"]

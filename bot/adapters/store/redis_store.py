@@ -1,0 +1,275 @@
+"""Requests, their audit trail, scheduled jobs and caches, in Redis.
+
+One implementation for `redis://` and `memory://` (fakeredis runs the same commands and
+Lua scripts in-process). Every key of a namespace shares one hash tag, `{namespace}`, so
+the scripts also run on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from typing import Any, cast
+
+import redis
+
+from bot.domain.lifecycle import State
+from bot.domain.market import HourlyPrice
+from bot.domain.records import CapacityRecord
+
+
+def _script(name: str) -> str:
+    return resources.files("bot.adapters.store").joinpath("lua", name).read_text("utf-8")
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    request_id: str
+    actor: str  # Slack user id, or "gpu-bot" for the bot's own actions
+    action: str  # created, quoted, submitted, approved, rejected, cancelled, ...
+    from_state: str
+    to_state: str
+    at: datetime
+    usd: float | None = None
+    detail: str = ""
+
+    def fields(self) -> list[str]:
+        pairs = {
+            "request": self.request_id,
+            "actor": self.actor,
+            "action": self.action,
+            "from": self.from_state,
+            "to": self.to_state,
+            "at": self.at.isoformat(),
+            "usd": "" if self.usd is None else f"{self.usd:.2f}",
+            "detail": self.detail,
+        }
+        return [item for pair in pairs.items() for item in pair]
+
+    @classmethod
+    def from_fields(cls, data: dict[str, str]) -> AuditEntry:
+        return cls(
+            request_id=data["request"],
+            actor=data["actor"],
+            action=data["action"],
+            from_state=data["from"],
+            to_state=data["to"],
+            at=datetime.fromisoformat(data["at"]),
+            usd=float(data["usd"]) if data.get("usd") else None,
+            detail=data.get("detail", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    """A unit of scheduled work; `id` is unique per occurrence (e.g. "timeout:R12")."""
+
+    id: str
+    due: datetime
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    id: str
+    payload: dict[str, Any]
+    token: str
+
+
+class VersionConflict(Exception):
+    """Someone else changed the request first; re-read and decide again."""
+
+    def __init__(self, request_id: str, version: int, state: str) -> None:
+        self.request_id = request_id
+        self.version = version
+        self.state = state
+        super().__init__(f"{request_id} is at version {version} ({state})")
+
+
+def _epoch(when: datetime) -> float:
+    return when.timestamp()
+
+
+class RedisStore:
+    def __init__(self, client: redis.Redis, namespace: str = "gpu") -> None:
+        self.redis = client
+        self.prefix = "{" + namespace + "}"
+        self._transition = client.register_script(_script("transition.lua"))
+        self._claim = client.register_script(_script("claim.lua"))
+        self._ack = client.register_script(_script("ack.lua"))
+
+    def key(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    def ping(self) -> bool:
+        return bool(self.redis.ping())
+
+    # --- requests ---------------------------------------------------------------------
+
+    def next_id(self) -> str:
+        return f"R{int(self.redis.incr(self.key('seq')))}"
+
+    def get(self, request_id: str) -> CapacityRecord | None:
+        doc = self.redis.hget(self.key("req", request_id), "doc")
+        return CapacityRecord.model_validate_json(doc) if doc else None
+
+    def get_many(self, ids: Iterable[str]) -> list[CapacityRecord]:
+        ids = list(ids)
+        if not ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for request_id in ids:
+            pipe.hget(self.key("req", request_id), "doc")
+        return [CapacityRecord.model_validate_json(doc) for doc in pipe.execute() if doc]
+
+    def create(
+        self, record: CapacityRecord, audit: AuditEntry, schedule: Sequence[Job] = ()
+    ) -> CapacityRecord:
+        """Store a new record at version 1; `VersionConflict` if the id exists."""
+        return self._write(
+            record,
+            expected_version=0,
+            old_state=record.state,
+            audit=audit,
+            schedule=schedule,
+            cancel=(),
+        )
+
+    def save(
+        self,
+        old: CapacityRecord,
+        new: CapacityRecord,
+        audit: AuditEntry,
+        schedule: Sequence[Job] = (),
+        cancel: Sequence[str] = (),
+    ) -> CapacityRecord:
+        """Compare-and-set `new` over `old`: `VersionConflict` unless `old` is current.
+
+        The audit entry and the job changes are written in the same step.
+        """
+        return self._write(
+            new,
+            expected_version=old.version,
+            old_state=old.state,
+            audit=audit,
+            schedule=schedule,
+            cancel=cancel,
+        )
+
+    def _write(
+        self,
+        record: CapacityRecord,
+        expected_version: int,
+        old_state: State,
+        audit: AuditEntry,
+        schedule: Sequence[Job],
+        cancel: Sequence[str],
+    ) -> CapacityRecord:
+        stored = record.model_copy(update={"version": expected_version + 1})
+        audit_fields = audit.fields()
+        args: list[Any] = [
+            record.id,
+            expected_version,
+            record.state.value,
+            stored.model_dump_json(),
+            record.requester,
+            _epoch(record.created_at),
+            len(audit_fields) // 2,
+            *audit_fields,
+            len(schedule),
+        ]
+        for job in schedule:
+            args += [job.id, _epoch(job.due), json.dumps(job.payload)]
+        args += [len(cancel), *cancel]
+        keys = [
+            self.key("req", record.id),
+            self.key("audit"),
+            self.key("audit", record.id),
+            self.key("state", old_state.value),
+            self.key("state", record.state.value),
+            self.key("user", record.requester),
+            self.key("due"),
+            self.key("jobs"),
+        ]
+        ok, version, state = self._transition(keys=keys, args=args)
+        if not ok:
+            raise VersionConflict(record.id, int(version), str(state))
+        return stored
+
+    def ids_in_state(self, state: State) -> list[str]:
+        members = cast(set[str], self.redis.smembers(self.key("state", state.value)))
+        return sorted(members, key=_id_order)
+
+    def in_state(self, state: State) -> list[CapacityRecord]:
+        return self.get_many(self.ids_in_state(state))
+
+    def for_user(self, user: str, limit: int = 20) -> list[CapacityRecord]:
+        ids = cast(list[str], self.redis.zrevrange(self.key("user", user), 0, limit - 1))
+        return self.get_many(ids)
+
+    def audit(self, request_id: str | None = None, limit: int = 100) -> list[AuditEntry]:
+        stream = self.key("audit", request_id) if request_id else self.key("audit")
+        entries = cast(list[tuple[str, dict[str, str]]], self.redis.xrange(stream, count=limit))
+        return [AuditEntry.from_fields(fields) for _id, fields in entries]
+
+    # --- scheduled jobs ---------------------------------------------------------------
+
+    def schedule(self, job: Job) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(self.key("jobs"), job.id, json.dumps(job.payload))
+        pipe.zadd(self.key("due"), {job.id: _epoch(job.due)})
+        pipe.execute()
+
+    def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:
+        token = uuid.uuid4().hex
+        flat = self._claim(
+            keys=[self.key("due"), self.key("inflight"), self.key("jobs"), self.key("lease")],
+            args=[_epoch(now), _epoch(now + lease), limit, token],
+        )
+        return [
+            ClaimedJob(id=flat[i], payload=json.loads(flat[i + 1]), token=token)
+            for i in range(0, len(flat), 2)
+        ]
+
+    def ack(self, job: ClaimedJob) -> bool:
+        keys = [self.key("inflight"), self.key("jobs"), self.key("lease")]
+        return bool(self._ack(keys=keys, args=[job.id, job.token]))
+
+    def due_at(self, job_id: str) -> datetime | None:
+        score = self.redis.zscore(self.key("due"), job_id)
+        return datetime.fromtimestamp(score, UTC) if score is not None else None
+
+    # --- caches -----------------------------------------------------------------------
+
+    def get_price(self, key: str) -> tuple[HourlyPrice, datetime] | None:
+        raw = self.redis.get(self.key("price", key))
+        if not raw:
+            return None
+        data = json.loads(raw)
+        return HourlyPrice.model_validate(data["price"]), datetime.fromisoformat(data["at"])
+
+    def put_price(self, key: str, price: HourlyPrice, ttl: timedelta) -> None:
+        data = {"price": price.model_dump(mode="json"), "at": price.source.as_of.isoformat()}
+        self.redis.set(self.key("price", key), json.dumps(data), px=int(ttl.total_seconds() * 1000))
+
+    def cache_get(self, key: str) -> str | None:
+        value = self.redis.get(self.key("cache", key))
+        return str(value) if value is not None else None
+
+    def cache_put(self, key: str, value: str, ttl: timedelta) -> None:
+        self.redis.set(self.key("cache", key), value, px=int(ttl.total_seconds() * 1000))
+
+    def once(self, key: str, ttl: timedelta) -> bool:
+        """True the first time `key` is seen within `ttl` (a delivery/dedupe marker)."""
+        return bool(
+            self.redis.set(self.key("once", key), "1", nx=True, px=int(ttl.total_seconds() * 1000))
+        )
+
+
+def _id_order(request_id: str) -> tuple[int, str]:
+    digits = request_id.lstrip("R")
+    return (int(digits), request_id) if digits.isdigit() else (0, request_id)

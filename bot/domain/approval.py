@@ -1,0 +1,102 @@
+"""Who may approve what, and what an Approve or Reject click does to a request.
+
+Money rule: nothing moves past pending_approval without enough approvals from allowed
+approvers who are not the requester. These functions are pure; the store applies their
+result as a compare-and-set, so a click decided on a stale read is retried or refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from bot.domain.lifecycle import State
+from bot.domain.records import Approval, CapacityRecord, Rejection
+
+
+@dataclass(frozen=True)
+class SpendingLimits:
+    second_approval_usd: float | None = None
+    max_request_usd: float | None = None
+
+    def approvals_needed(self, total_usd: float) -> int:
+        if self.second_approval_usd is not None and total_usd > self.second_approval_usd:
+            return 2
+        return 1
+
+    def refusal(self, total_usd: float) -> str | None:
+        """Why a request of this total may not even be posted, or None."""
+        if self.max_request_usd is not None and total_usd > self.max_request_usd:
+            return (
+                f"this request costs ${total_usd:,.2f}, above the ${self.max_request_usd:,.2f} "
+                "limit for one request: ask for fewer instances or a shorter window, or split it"
+            )
+        return None
+
+
+class Outcome(StrEnum):
+    APPROVED = "approved"  # the last approval needed: the request is approved
+    PARTIAL = "partial"  # approval recorded, another approver is needed
+    REJECTED = "rejected"
+    NOT_APPROVER = "not_approver"
+    OWN_REQUEST = "own_request"
+    ALREADY_APPROVED_BY_YOU = "already_approved_by_you"
+    NOT_PENDING = "not_pending"  # decided, cancelled or timed out already
+    REASON_REQUIRED = "reason_required"
+
+    @property
+    def changed(self) -> bool:
+        return self in (Outcome.APPROVED, Outcome.PARTIAL, Outcome.REJECTED)
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: Outcome
+    record: CapacityRecord  # the new record when changed, else the one given
+
+
+def _refuse(record: CapacityRecord, user: str, is_approver: bool) -> Outcome | None:
+    if record.state is not State.PENDING_APPROVAL:
+        return Outcome.NOT_PENDING
+    if user == record.requester:
+        return Outcome.OWN_REQUEST
+    if not is_approver:
+        return Outcome.NOT_APPROVER
+    return None
+
+
+def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Decision:
+    refused = _refuse(record, user, is_approver)
+    if refused is not None:
+        return Decision(refused, record)
+    if user in record.approvers:
+        return Decision(Outcome.ALREADY_APPROVED_BY_YOU, record)
+    approvals = (*record.approvals, Approval(user=user, at=now))
+    done = len(approvals) >= record.required_approvals
+    updated = record.model_copy(
+        update={
+            "approvals": approvals,
+            "state": State.APPROVED if done else State.PENDING_APPROVAL,
+            "updated_at": now,
+        }
+    )
+    return Decision(Outcome.APPROVED if done else Outcome.PARTIAL, updated)
+
+
+def reject(
+    record: CapacityRecord, user: str, is_approver: bool, reason: str, now: datetime
+) -> Decision:
+    refused = _refuse(record, user, is_approver)
+    if refused is not None:
+        return Decision(refused, record)
+    if not reason.strip():
+        return Decision(Outcome.REASON_REQUIRED, record)
+    updated = record.model_copy(
+        update={
+            "state": State.REJECTED,
+            "rejection": Rejection(user=user, at=now, reason=reason.strip()),
+            "updated_at": now,
+        }
+    )
+    return Decision(Outcome.REJECTED, updated)

@@ -1,0 +1,380 @@
+"""For one request: what each way of getting the GPUs costs, and which ones are possible.
+
+`assess_options` applies the AWS rules of each option to a request and a market snapshot.
+Costs are totals at the expected utilisation: On-Demand and Spot scale with it, a prepaid
+reservation does not. The recommendation lives in `recommendation.py`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.domain import offering_rules as rules
+from bot.domain.catalog import Catalog, InstanceType
+from bot.domain.market import HourlyPrice, MarketSnapshot, Offering, PriceSource
+from bot.domain.request import CapacityRequest, Environment, Workload
+
+
+class OptionKind(StrEnum):
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    CAPACITY_BLOCK = "capacity-block"
+    TRAINING_PLAN = "training-plan"
+    ON_DEMAND_RESERVATION = "on-demand-reservation"
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+    @property
+    def reserved(self) -> bool:
+        return self in RESERVED_KINDS
+
+
+_LABELS = {
+    OptionKind.ON_DEMAND: "On-Demand",
+    OptionKind.SPOT: "Spot",
+    OptionKind.CAPACITY_BLOCK: "Capacity Block",
+    OptionKind.TRAINING_PLAN: "Training plan",
+    OptionKind.ON_DEMAND_RESERVATION: "On-Demand Capacity Reservation",
+}
+RESERVED_KINDS = frozenset(
+    {OptionKind.CAPACITY_BLOCK, OptionKind.TRAINING_PLAN, OptionKind.ON_DEMAND_RESERVATION}
+)
+# Families whose short-notice On-Demand capacity is scarce (the article's "P types").
+SCARCE_FAMILIES = ("p", "trn")
+
+
+class Option(BaseModel):
+    """One way of getting the capacity, assessed against one request."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: OptionKind
+    eligible: bool
+    reasons: list[str]  # the rule that excluded it, or the notes that apply
+    total_usd: float | None = None  # expected total at the expected utilisation
+    hourly_usd: float | None = None  # per instance-hour
+    upfront: bool = False
+    interruptible: bool = False
+    guaranteed: bool = False
+    break_even_utilization: float | None = None  # reserved kinds, as a fraction
+    billed_instances: int | None = None
+    billed_hours: float | None = None
+    offering: Offering | None = None
+    alternatives: list[Offering] = []
+    price_source: PriceSource | None = None
+
+
+def _ineligible(kind: OptionKind, *reasons: str, **flags: bool) -> Option:
+    return Option(kind=kind, eligible=False, reasons=list(reasons), **flags)
+
+
+def _family_is_scarce(instance: InstanceType) -> bool:
+    return instance.family.startswith(SCARCE_FAMILIES)
+
+
+def on_demand_rate(request: CapacityRequest, snapshot: MarketSnapshot) -> HourlyPrice | None:
+    """The On-Demand rate the request would pay: SageMaker's for SageMaker work."""
+    if request.environment is Environment.SAGEMAKER and snapshot.sagemaker_on_demand:
+        return snapshot.sagemaker_on_demand
+    return snapshot.on_demand
+
+
+def assess_on_demand(
+    request: CapacityRequest, snapshot: MarketSnapshot, instance: InstanceType
+) -> Option:
+    kind = OptionKind.ON_DEMAND
+    rate = on_demand_rate(request, snapshot)
+    if rate is None:
+        return _ineligible(kind, snapshot.errors.get(kind.value, "no On-Demand price found"))
+    reasons = [
+        "no commitment: pay per second only while instances run",
+        "no guarantee: availability depends on regional supply and changes fast",
+    ]
+    if _family_is_scarce(instance):
+        reasons.append(f"short-notice On-Demand capacity for {instance.family} is often scarce")
+    return Option(
+        kind=kind,
+        eligible=True,
+        reasons=reasons,
+        total_usd=_money(rate.usd_per_hour * request.instance_hours * request.utilization),
+        hourly_usd=rate.usd_per_hour,
+        billed_instances=request.count,
+        billed_hours=request.duration_hours * request.utilization,
+        price_source=rate.source,
+    )
+
+
+def assess_spot(request: CapacityRequest, snapshot: MarketSnapshot) -> Option:
+    kind = OptionKind.SPOT
+    flags = {"interruptible": True}
+    if not request.interruptible:
+        return _ineligible(
+            kind,
+            "Spot instances can be reclaimed at two minutes' notice: only for work marked "
+            "`interruptible` (it checkpoints and can restart)",
+            **flags,
+        )
+    if request.environment is Environment.SAGEMAKER and request.workload in (
+        Workload.INFERENCE,
+        Workload.EVENT,
+    ):
+        return _ineligible(
+            kind,
+            "SageMaker endpoints do not run on Spot; managed Spot is for training jobs",
+            **flags,
+        )
+    if snapshot.spot is None:
+        return _ineligible(kind, snapshot.errors.get(kind.value, "no Spot price found"), **flags)
+    spot = snapshot.spot
+    zone = f" in {spot.zone}" if spot.zone else ""
+    return Option(
+        kind=kind,
+        eligible=True,
+        reasons=[
+            f"cheapest current Spot price{zone}; prices move with demand",
+            "can be interrupted at two minutes' notice; no capacity guarantee",
+        ],
+        total_usd=_money(spot.usd_per_hour * request.instance_hours * request.utilization),
+        hourly_usd=spot.usd_per_hour,
+        interruptible=True,
+        billed_instances=request.count,
+        billed_hours=request.duration_hours * request.utilization,
+        price_source=spot.source,
+    )
+
+
+def assess_capacity_block(
+    request: CapacityRequest,
+    snapshot: MarketSnapshot,
+    instance: InstanceType,
+    now: datetime,
+) -> Option:
+    kind = OptionKind.CAPACITY_BLOCK
+    flags = {"upfront": True, "guaranteed": True}
+    if request.environment is Environment.SAGEMAKER:
+        return _ineligible(
+            kind,
+            "Capacity Blocks are for EC2 instances; SageMaker-managed instances cannot use "
+            "them (a training plan is the SageMaker reservation)",
+            **flags,
+        )
+    if request.count > rules.CB_MAX_INSTANCES_PER_BLOCK:
+        return _ineligible(
+            kind,
+            f"a Capacity Block holds at most {rules.CB_MAX_INSTANCES_PER_BLOCK} instances; "
+            f"{request.count} would need several blocks",
+            **flags,
+        )
+    block_hours = rules.capacity_block_duration_for(request.duration_hours)
+    if block_hours is None:
+        return _ineligible(kind, f"Capacity Blocks last at most {rules.CB_MAX_DAYS} days", **flags)
+    if rules.capacity_block_start_too_far(request.start, now):
+        earliest = (request.start - rules.CB_MAX_AHEAD).date().isoformat()
+        return _ineligible(
+            kind,
+            "Capacity Blocks can be booked at most 8 weeks ahead; "
+            f"this one can be booked from {earliest}",
+            **flags,
+        )
+    offerings = [o for o in snapshot.capacity_blocks if o.count >= request.count]
+    if not offerings:
+        return _ineligible(kind, _no_offering_reason(kind, request, snapshot, instance), **flags)
+    chosen = _closest_start(offerings, request.start)
+    reasons = []
+    if block_hours != request.duration_hours:
+        reasons.append(
+            f"blocks come in {_block_steps()}: {_hours(request.duration_hours)} is billed as "
+            f"{_hours(block_hours)}"
+        )
+    reasons.extend(_start_notes(chosen, request))
+    reasons.append(
+        "paid up front; cannot be modified or cancelled; ends 11:30 UTC, and instances are "
+        "terminated 30 minutes before the end"
+    )
+    if request.region not in instance.capacity_blocks.regions:
+        reasons.append(
+            f"{request.region} is not in the catalog's regions for {instance.instance_type} "
+            "(the API found offerings anyway)"
+        )
+    return _reserved_option(kind, request, snapshot.on_demand, chosen, offerings, reasons, flags)
+
+
+def assess_training_plan(
+    request: CapacityRequest,
+    snapshot: MarketSnapshot,
+    instance: InstanceType,
+) -> Option:
+    kind = OptionKind.TRAINING_PLAN
+    flags = {"upfront": True, "guaranteed": True}
+    if request.environment is Environment.EC2:
+        return _ineligible(
+            kind,
+            "training plans reserve SageMaker capacity (training jobs, HyperPod, endpoints), "
+            "not EC2 instances",
+            **flags,
+        )
+    plan_count = rules.training_plan_count_for(request.count)
+    if plan_count is None:
+        return _ineligible(
+            kind,
+            f"a training plan holds at most {rules.TP_INSTANCE_COUNTS[-1]} instances",
+            **flags,
+        )
+    plan_hours = rules.training_plan_duration_for(request.duration_hours)
+    if plan_hours is None:
+        return _ineligible(kind, f"training plans last at most {rules.TP_MAX_DAYS} days", **flags)
+    offerings = [o for o in snapshot.training_plans if o.count >= request.count]
+    if not offerings:
+        return _ineligible(kind, _no_offering_reason(kind, request, snapshot, instance), **flags)
+    chosen = offerings[0]  # AWS documents the first offering as the best match
+    reasons = ["needs SageMaker: training jobs, HyperPod or an inference endpoint"]
+    if plan_count != request.count:
+        reasons.append(
+            f"plans come in 1, 2, 4, 8, 16, 32 or 64 instances: {request.count} is billed as "
+            f"{plan_count}"
+        )
+    if plan_hours != request.duration_hours:
+        reasons.append(
+            f"plans come in whole days: {_hours(request.duration_hours)} is billed as "
+            f"{_hours(plan_hours)}"
+        )
+    reasons.extend(_start_notes(chosen, request))
+    if len(chosen.parts) > 1:
+        reasons.append(f"delivered in {len(chosen.parts)} parts (see the offering)")
+    if request.workload in (Workload.INFERENCE, Workload.EVENT):
+        reasons.append("the endpoint stops serving when the plan expires: clean up on time")
+    reasons.append("paid up front")
+    baseline = snapshot.sagemaker_on_demand or snapshot.on_demand
+    return _reserved_option(kind, request, baseline, chosen, offerings, reasons, flags)
+
+
+def assess_on_demand_reservation(
+    request: CapacityRequest, snapshot: MarketSnapshot, instance: InstanceType
+) -> Option:
+    kind = OptionKind.ON_DEMAND_RESERVATION
+    flags = {"guaranteed": True}
+    if request.environment is Environment.SAGEMAKER:
+        return _ineligible(
+            kind, "On-Demand Capacity Reservations reserve EC2 instances, not SageMaker", **flags
+        )
+    rate = snapshot.on_demand
+    if rate is None:
+        return _ineligible(kind, snapshot.errors.get("on-demand", "no On-Demand price"), **flags)
+    reasons = [
+        "billed at the On-Demand rate for the whole window, used or not: no discount "
+        "without a long-term commitment",
+        "meant for steady, planned workloads rather than short or exploratory ones",
+    ]
+    if _family_is_scarce(instance):
+        reasons.append(
+            f"short-term reservations for {instance.family} (a P/Trn type) are rarely available"
+        )
+    total = _money(rate.usd_per_hour * request.instance_hours)
+    return Option(
+        kind=kind,
+        eligible=True,
+        reasons=reasons,
+        total_usd=total,
+        hourly_usd=rate.usd_per_hour,
+        break_even_utilization=1.0,
+        billed_instances=request.count,
+        billed_hours=float(request.duration_hours),
+        price_source=rate.source,
+        **flags,
+    )
+
+
+def assess_options(
+    request: CapacityRequest, snapshot: MarketSnapshot, catalog: Catalog, now: datetime
+) -> list[Option]:
+    """Every option for the request, in a fixed order, eligible or with the rule that bars it."""
+    instance = catalog.instance(request.instance_type)
+    return [
+        assess_on_demand(request, snapshot, instance),
+        assess_spot(request, snapshot),
+        assess_capacity_block(request, snapshot, instance, now),
+        assess_training_plan(request, snapshot, instance),
+        assess_on_demand_reservation(request, snapshot, instance),
+    ]
+
+
+def break_even(reserved_total: float, od_hourly: float, request: CapacityRequest) -> float:
+    """The utilisation at which On-Demand for the asked window costs the reservation's total."""
+    return reserved_total / (od_hourly * request.instance_hours)
+
+
+def _reserved_option(
+    kind: OptionKind,
+    request: CapacityRequest,
+    baseline: HourlyPrice | None,
+    chosen: Offering,
+    offerings: list[Offering],
+    reasons: list[str],
+    flags: dict[str, bool],
+) -> Option:
+    total = _money(chosen.upfront_usd)
+    return Option(
+        kind=kind,
+        eligible=True,
+        reasons=reasons,
+        total_usd=total,
+        hourly_usd=round(chosen.hourly_usd, 4),
+        break_even_utilization=(
+            round(break_even(total, baseline.usd_per_hour, request), 4) if baseline else None
+        ),
+        billed_instances=chosen.count,
+        billed_hours=chosen.duration_hours,
+        offering=chosen,
+        alternatives=[o for o in offerings if o.offering_id != chosen.offering_id],
+        price_source=chosen.source,
+        **flags,
+    )
+
+
+def _closest_start(offerings: list[Offering], wanted: datetime) -> Offering:
+    return min(offerings, key=lambda o: (abs((o.start - wanted).total_seconds()), o.upfront_usd))
+
+
+def _start_notes(offering: Offering, request: CapacityRequest) -> list[str]:
+    if offering.start == request.start:
+        return []
+    return [
+        f"starts {offering.start:%Y-%m-%d %H:%M} UTC, ends {offering.end:%Y-%m-%d %H:%M} UTC "
+        f"(asked: from {request.start:%Y-%m-%d %H:%M} UTC)"
+    ]
+
+
+def _no_offering_reason(
+    kind: OptionKind, request: CapacityRequest, snapshot: MarketSnapshot, instance: InstanceType
+) -> str:
+    if kind.value in snapshot.errors:
+        return snapshot.errors[kind.value]
+    availability = (
+        instance.capacity_blocks if kind is OptionKind.CAPACITY_BLOCK else instance.training_plans
+    )
+    if not availability.offered:
+        return f"{kind.label}s are not offered for {instance.instance_type}"
+    return (
+        f"no {kind.label} offering for {request.count}x {instance.instance_type} around "
+        f"{request.start:%Y-%m-%d} in {request.region} (sold out, or not offered there)"
+    )
+
+
+def _block_steps() -> str:
+    return f"whole days up to {rules.CB_MAX_DAYS_BY_DAY}, then {rules.CB_STEP_DAYS_AFTER}-day steps"
+
+
+def _hours(hours: int) -> str:
+    if hours % 24 == 0:
+        days = hours // 24
+        return f"{days} day" + ("s" if days != 1 else "")
+    return f"{hours} hours"
+
+
+def _money(value: float) -> float:
+    return round(value, 2)

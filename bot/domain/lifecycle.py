@@ -1,0 +1,89 @@
+"""Request states and the transitions between them (see DESIGN.md, "Request lifecycle").
+
+The store applies each transition as a compare-and-set from the expected state; this
+module says which transitions exist at all.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class State(StrEnum):
+    DRAFT = "draft"
+    QUOTED = "quoted"
+    PENDING_APPROVAL = "pending_approval"
+    APPROVED = "approved"
+    PURCHASING = "purchasing"
+    PAYMENT_PENDING = "payment_pending"
+    SCHEDULED = "scheduled"
+    ACTIVE = "active"
+    EXPIRING = "expiring"
+    EXPIRED = "expired"
+    CLEANED_UP = "cleaned_up"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    FAILED = "failed"
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ")
+
+    @property
+    def final(self) -> bool:
+        return not TRANSITIONS[self]
+
+
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.DRAFT: frozenset({State.QUOTED, State.CANCELLED, State.FAILED}),
+    State.QUOTED: frozenset({State.PENDING_APPROVAL, State.CANCELLED}),
+    # pending -> pending records a first approval when two are needed.
+    State.PENDING_APPROVAL: frozenset(
+        {
+            State.PENDING_APPROVAL,
+            State.APPROVED,
+            State.REJECTED,
+            State.CANCELLED,
+            State.TIMED_OUT,
+        }
+    ),
+    State.APPROVED: frozenset({State.PURCHASING}),
+    State.PURCHASING: frozenset({State.PAYMENT_PENDING, State.SCHEDULED, State.FAILED}),
+    State.PAYMENT_PENDING: frozenset({State.SCHEDULED, State.FAILED}),
+    State.SCHEDULED: frozenset({State.ACTIVE}),
+    State.ACTIVE: frozenset({State.EXPIRING, State.EXPIRED}),
+    State.EXPIRING: frozenset({State.EXPIRED}),
+    State.EXPIRED: frozenset({State.CLEANED_UP}),
+    State.CLEANED_UP: frozenset(),
+    State.REJECTED: frozenset(),
+    State.CANCELLED: frozenset(),
+    State.TIMED_OUT: frozenset(),
+    State.FAILED: frozenset(),
+}
+
+# States in which a request still waits on people, and can be cancelled by its requester.
+CANCELLABLE = frozenset({State.DRAFT, State.QUOTED, State.PENDING_APPROVAL})
+# States that hold (or are about to hold) bought capacity.
+RESERVED = frozenset(
+    {
+        State.PURCHASING,
+        State.PAYMENT_PENDING,
+        State.SCHEDULED,
+        State.ACTIVE,
+        State.EXPIRING,
+        State.EXPIRED,
+    }
+)
+
+
+class IllegalTransition(ValueError):
+    def __init__(self, current: State, target: State) -> None:
+        self.current = current
+        self.target = target
+        super().__init__(f"cannot go from {current.label} to {target.label}")
+
+
+def check_transition(current: State, target: State) -> None:
+    if target not in TRANSITIONS[current]:
+        raise IllegalTransition(current, target)

@@ -1,0 +1,176 @@
+"""Pick one option, with reasons, following the source article's framework.
+
+Three factors: availability need, cost model, workload environment. Start from the least
+constrained option (On-Demand, or Spot for interruptible work) and move to a reservation
+when availability or timing is critical, or when at the expected utilisation the
+reservation is simply cheaper. Warn when a launch or event is less than 3 weeks away.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.domain.catalog import Catalog
+from bot.domain.comparison import Option, OptionKind, assess_options
+from bot.domain.market import MarketSnapshot
+from bot.domain.request import CapacityRequest, Workload
+
+PLAN_AHEAD = timedelta(weeks=3)
+# Work that happens at a fixed moment other people depend on: timing is critical.
+TIME_CRITICAL = (Workload.EVENT, Workload.INFERENCE)
+
+
+class Recommendation(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: OptionKind | None
+    reasons: list[str]
+    warnings: list[str] = []
+
+
+class Quote(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    request: CapacityRequest
+    quoted_at: datetime
+    options: list[Option]
+    recommendation: Recommendation
+
+    def option(self, kind: OptionKind) -> Option:
+        return next(o for o in self.options if o.kind is kind)
+
+    @property
+    def recommended(self) -> Option | None:
+        kind = self.recommendation.kind
+        return self.option(kind) if kind else None
+
+
+def build_quote(
+    request: CapacityRequest, snapshot: MarketSnapshot, catalog: Catalog, now: datetime
+) -> Quote:
+    options = assess_options(request, snapshot, catalog, now)
+    return Quote(
+        request=request,
+        quoted_at=now,
+        options=options,
+        recommendation=recommend(request, options, now),
+    )
+
+
+def recommend(request: CapacityRequest, options: list[Option], now: datetime) -> Recommendation:
+    warnings = _timing_warnings(request, now)
+    priced = [o for o in options if o.eligible and o.total_usd is not None]
+    if not priced:
+        barred = "; ".join(f"{o.kind.label}: {o.reasons[0]}" for o in options if o.reasons)
+        return Recommendation(
+            kind=None,
+            reasons=[f"no option is possible for this request ({barred})"],
+            warnings=warnings,
+        )
+    reserved = [o for o in priced if o.kind.reserved]
+    flexible = [o for o in priced if not o.kind.reserved]
+    best_reserved = _cheapest(reserved)
+    best_flexible = _cheapest(flexible)
+    critical = request.workload in TIME_CRITICAL
+
+    if best_reserved and (critical or not best_flexible):
+        chosen = best_reserved
+        reasons = [_why_reserved(request, critical)]
+        reasons.append(_cost_line(chosen, best_flexible, request))
+        if best_flexible and _total(chosen) > _total(best_flexible):
+            warnings.append(
+                f"at {request.utilization_pct}% utilisation the reservation costs "
+                f"{_usd(_total(chosen) - _total(best_flexible))} more than "
+                f"{best_flexible.kind.label} would, if capacity were there"
+            )
+    elif best_reserved and best_flexible and _total(best_reserved) < _total(best_flexible):
+        chosen = best_reserved
+        reasons = [
+            _cost_line(chosen, best_flexible, request),
+            "and it guarantees the window",
+        ]
+    else:
+        assert best_flexible is not None
+        chosen = best_flexible
+        reasons = [_why_flexible(chosen, request)]
+        if best_reserved:
+            reasons.append(_cost_line(chosen, best_reserved, request))
+            reasons.append(
+                f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
+                f"for {_usd(_total(best_reserved) - _total(chosen))} more"
+            )
+    if chosen.kind is OptionKind.ON_DEMAND_RESERVATION:
+        reasons.append(
+            "no Capacity Block or training plan fits this request, so this is the only way "
+            "to hold the capacity; it costs the full On-Demand rate for the whole window"
+        )
+    source = chosen.price_source
+    if source and source.estimate:
+        warnings.append(f"the {chosen.kind.label} price is an estimate: {source.detail}")
+    return Recommendation(kind=chosen.kind, reasons=reasons, warnings=warnings)
+
+
+def _why_reserved(request: CapacityRequest, critical: bool) -> str:
+    if critical:
+        return (
+            f"availability is critical for {_a(request.workload.value)}: a reservation "
+            "guarantees the window, On-Demand capacity is not guaranteed"
+        )
+    return "nothing without a reservation is possible for this request"
+
+
+def _why_flexible(option: Option, request: CapacityRequest) -> str:
+    if option.kind is OptionKind.SPOT:
+        return "the work is interruptible, so Spot is the cheapest least-constrained option"
+    return (
+        "least constrained: no commitment, and "
+        f"{request.workload.value} can wait for capacity if it is short"
+    )
+
+
+def _cost_line(first: Option, second: Option | None, request: CapacityRequest) -> str:
+    """`first` against `second` at the expected utilisation, with the break-even."""
+    line = f"{first.kind.label} costs {_usd(_total(first))}"
+    if second is not None:
+        line += f" against {_usd(_total(second))} for {second.kind.label}"
+    line += f" at {request.utilization_pct}% expected utilisation"
+    reserved = first if first.kind.reserved else second
+    if reserved is not None and reserved.break_even_utilization is not None:
+        line += (
+            f"; {reserved.kind.label} breaks even with On-Demand at "
+            f"{reserved.break_even_utilization:.0%}"
+        )
+    return line
+
+
+def _timing_warnings(request: CapacityRequest, now: datetime) -> list[str]:
+    if request.workload not in TIME_CRITICAL:
+        return []
+    lead = request.start - now
+    if lead >= PLAN_AHEAD:
+        return []
+    days = max(lead.days, 0)
+    return [
+        f"the {request.workload.value} starts in {days} day{'s' if days != 1 else ''}: AWS "
+        "advises planning production launches and large events at least 3 weeks ahead, "
+        "with your account team"
+    ]
+
+
+def _cheapest(options: list[Option]) -> Option | None:
+    return min(options, key=_total, default=None)
+
+
+def _total(option: Option) -> float:
+    assert option.total_usd is not None
+    return option.total_usd
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun

@@ -1,0 +1,85 @@
+"""A tracked request: the request, its quote, the chosen option, and who did what."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.domain.comparison import Option, OptionKind
+from bot.domain.lifecycle import State
+from bot.domain.market import Offering
+from bot.domain.recommendation import Quote
+from bot.domain.request import CapacityRequest
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Approval(_Frozen):
+    user: str
+    at: datetime
+
+
+class Rejection(_Frozen):
+    user: str
+    at: datetime
+    reason: str
+
+
+class Choice(_Frozen):
+    """What the requester picked: an option, and for reserved kinds one offering."""
+
+    kind: OptionKind
+    offering_id: str | None = None
+    total_usd: float
+
+
+class SlackMessage(_Frozen):
+    channel: str
+    ts: str
+
+
+class CapacityRecord(_Frozen):
+    id: str
+    state: State
+    version: int = 0
+    requester: str  # Slack user id
+    created_at: datetime
+    updated_at: datetime
+    request: CapacityRequest
+    text: str  # canonical request text
+    quote: Quote | None = None
+    choice: Choice | None = None
+    reason: str = ""
+    required_approvals: int = 1
+    approvals: tuple[Approval, ...] = ()
+    rejection: Rejection | None = None
+    approval_deadline: datetime | None = None
+    approval_message: SlackMessage | None = None
+    failure: str | None = None
+
+    @property
+    def chosen_option(self) -> Option | None:
+        if self.quote is None or self.choice is None:
+            return None
+        return self.quote.option(self.choice.kind)
+
+    @property
+    def chosen_offering(self) -> Offering | None:
+        option = self.chosen_option
+        if option is None or self.choice is None or self.choice.offering_id is None:
+            return None
+        for offering in (option.offering, *option.alternatives):
+            if offering is not None and offering.offering_id == self.choice.offering_id:
+                return offering
+        return None
+
+    @property
+    def total_usd(self) -> float | None:
+        return self.choice.total_usd if self.choice else None
+
+    @property
+    def approvers(self) -> list[str]:
+        return [a.user for a in self.approvals]

@@ -1,0 +1,101 @@
+"""Shared fixtures: a real Redis for store tests, a fixed clock, fresh namespaces."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+import redis
+
+from bot.adapters.clock import ManualClock
+from bot.adapters.store import RedisStore
+from bot.adapters.store.connect import open_redis
+
+NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_redis_server(*extra: str, port: int | None = None, workdir: str | None = None):  # type: ignore[no-untyped-def]
+    """A throwaway redis-server; returns (process, url, port, workdir)."""
+    port = port or free_port()
+    workdir = workdir or tempfile.mkdtemp(prefix="gpu-bot-redis-")
+    proc = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            workdir,
+            "--save",
+            "",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        raise RuntimeError("redis-server did not start")
+    return proc, url, port, workdir
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """REDIS_TEST_URL if it answers, else a throwaway redis-server for the session."""
+    url = os.environ.get("REDIS_TEST_URL", "redis://127.0.0.1:6379/0")
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+        yield url
+        return
+    except redis.ConnectionError:
+        if not shutil.which("redis-server"):
+            pytest.skip("no Redis at REDIS_TEST_URL and no redis-server on PATH")
+    proc, url, _port, _dir = start_redis_server()
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"gpu-test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def redis_store(redis_url: str, namespace: str) -> Iterator[RedisStore]:
+    """A store on the real Redis, in a namespace of its own, removed afterwards."""
+    store = RedisStore(open_redis(redis_url), namespace=namespace)
+    yield store
+    keys = list(store.redis.scan_iter(match="{" + namespace + "}*", count=1000))
+    if keys:
+        store.redis.delete(*keys)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(NOW)

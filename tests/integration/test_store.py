@@ -1,0 +1,174 @@
+"""The Redis store on a real Redis: compare-and-set, audit, jobs with leases."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+
+from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict, open_store
+from bot.domain.lifecycle import State
+from tests.factories import NOW, make_record
+
+
+def audit(action: str, frm: State, to: State, actor: str = "U1") -> AuditEntry:
+    return AuditEntry(
+        request_id="R1",
+        actor=actor,
+        action=action,
+        from_state=frm.value,
+        to_state=to.value,
+        at=NOW,
+        usd=123.45,
+    )
+
+
+def test_create_and_read_back(redis_store: RedisStore) -> None:
+    rec = make_record()
+    stored = redis_store.create(rec, audit("created", State.DRAFT, State.DRAFT))
+    assert stored.version == 1
+    assert redis_store.get("R1") == stored
+    assert redis_store.ids_in_state(State.DRAFT) == ["R1"]
+    assert [r.id for r in redis_store.for_user("U0REQUESTER")] == ["R1"]
+
+
+def test_create_twice_conflicts(redis_store: RedisStore) -> None:
+    redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    with pytest.raises(VersionConflict):
+        redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    assert len(redis_store.audit("R1")) == 1
+
+
+def test_save_moves_state_index_and_writes_audit(redis_store: RedisStore) -> None:
+    v1 = redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    v2 = redis_store.save(
+        v1,
+        v1.model_copy(update={"state": State.QUOTED}),
+        audit("quoted", State.DRAFT, State.QUOTED),
+    )
+    assert v2.version == 2
+    assert redis_store.ids_in_state(State.DRAFT) == []
+    assert redis_store.ids_in_state(State.QUOTED) == ["R1"]
+    entries = redis_store.audit("R1")
+    assert [e.action for e in entries] == ["created", "quoted"]
+    assert entries[1].usd == 123.45
+    assert entries[1].from_state == "draft"
+    assert [e.action for e in redis_store.audit()] == ["created", "quoted"]
+
+
+def test_stale_save_is_refused_and_changes_nothing(redis_store: RedisStore) -> None:
+    v1 = redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    redis_store.save(
+        v1,
+        v1.model_copy(update={"state": State.QUOTED}),
+        audit("quoted", State.DRAFT, State.QUOTED),
+    )
+    with pytest.raises(VersionConflict) as info:
+        redis_store.save(
+            v1,
+            v1.model_copy(update={"state": State.CANCELLED}),
+            audit("cancelled", State.DRAFT, State.CANCELLED),
+        )
+    assert info.value.state == "quoted"
+    assert redis_store.get("R1").state is State.QUOTED  # type: ignore[union-attr]
+    assert len(redis_store.audit("R1")) == 2
+    assert redis_store.ids_in_state(State.CANCELLED) == []
+
+
+def test_twenty_concurrent_writers_one_wins(redis_store: RedisStore) -> None:
+    v1 = redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    barrier = threading.Barrier(20)
+
+    def attempt(i: int) -> bool:
+        barrier.wait()
+        try:
+            redis_store.save(
+                v1,
+                v1.model_copy(update={"state": State.QUOTED, "reason": f"w{i}"}),
+                audit("quoted", State.DRAFT, State.QUOTED, actor=f"U{i}"),
+                schedule=[Job(id="purchase:R1", due=NOW, payload={"by": i})],
+            )
+        except VersionConflict:
+            return False
+        return True
+
+    with ThreadPoolExecutor(20) as pool:
+        wins = list(pool.map(attempt, range(20)))
+    assert wins.count(True) == 1
+    assert len(redis_store.audit("R1")) == 2
+    jobs = redis_store.claim_due(NOW + timedelta(seconds=1), lease=timedelta(minutes=1))
+    assert [j.id for j in jobs] == ["purchase:R1"]
+
+
+def test_jobs_are_claimed_once_and_acked(redis_store: RedisStore) -> None:
+    for i in range(5):
+        redis_store.schedule(Job(id=f"j{i}", due=NOW + timedelta(minutes=i), payload={"i": i}))
+    assert redis_store.claim_due(NOW - timedelta(seconds=1), lease=timedelta(minutes=5)) == []
+    first = redis_store.claim_due(NOW + timedelta(minutes=2), lease=timedelta(minutes=5))
+    assert [j.id for j in first] == ["j0", "j1", "j2"]
+    assert all(redis_store.ack(j) for j in first)
+    assert not redis_store.ack(first[0])  # acked already
+
+
+def test_concurrent_workers_never_share_a_job(redis_store: RedisStore) -> None:
+    for i in range(200):
+        redis_store.schedule(Job(id=f"j{i}", due=NOW, payload={}))
+
+    def worker(_: int) -> list[str]:
+        got: list[str] = []
+        while batch := redis_store.claim_due(NOW, lease=timedelta(minutes=5), limit=7):
+            got += [j.id for j in batch]
+        return got
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(worker, range(8)))
+    claimed = [j for r in results for j in r]
+    assert sorted(claimed) == sorted(f"j{i}" for i in range(200))
+
+
+def test_a_dead_workers_lease_expires_and_the_job_comes_back(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="remind:R1", due=NOW, payload={"x": 1}))
+    (dead,) = redis_store.claim_due(NOW, lease=timedelta(seconds=30))
+    assert redis_store.claim_due(NOW + timedelta(seconds=29), lease=timedelta(seconds=30)) == []
+    (again,) = redis_store.claim_due(NOW + timedelta(seconds=31), lease=timedelta(seconds=30))
+    assert again.id == "remind:R1"
+    assert again.payload == {"x": 1}
+    assert not redis_store.ack(dead)  # the dead worker's late ack does not steal it
+    assert redis_store.ack(again)
+
+
+def test_cancelled_jobs_are_not_claimed(redis_store: RedisStore) -> None:
+    v1 = redis_store.create(
+        make_record(),
+        audit("created", State.DRAFT, State.DRAFT),
+        schedule=[Job(id="timeout:R1", due=NOW, payload={})],
+    )
+    redis_store.save(
+        v1,
+        v1.model_copy(update={"state": State.CANCELLED}),
+        audit("cancelled", State.DRAFT, State.CANCELLED),
+        cancel=["timeout:R1"],
+    )
+    assert redis_store.claim_due(NOW + timedelta(hours=1), lease=timedelta(minutes=1)) == []
+
+
+def test_memory_store_runs_the_same_scripts() -> None:
+    store = open_store("memory://")
+    v1 = store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    with pytest.raises(VersionConflict):
+        store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    store.save(
+        v1,
+        v1.model_copy(update={"state": State.QUOTED}),
+        audit("quoted", State.DRAFT, State.QUOTED),
+        schedule=[Job(id="j", due=NOW, payload={})],
+    )
+    assert store.ids_in_state(State.QUOTED) == ["R1"]
+    assert [j.id for j in store.claim_due(NOW, lease=timedelta(minutes=1))] == ["j"]
+
+
+def test_once_marks_a_delivery(redis_store: RedisStore) -> None:
+    assert redis_store.once("remind:R1:24h", ttl=timedelta(days=1))
+    assert not redis_store.once("remind:R1:24h", ttl=timedelta(days=1))
