@@ -87,6 +87,11 @@ class Settings(BaseSettings):
         "memory:// (in-process), redis://, rediss:// or unix://",
         default="memory://",
     )
+    namespace: str = _env(
+        "GPU_BOT_NAMESPACE",
+        "key prefix in Redis (letters, digits, - and _); one per bot sharing a Redis",
+        default="gpu",
+    )
     aws_mode: Literal["sandbox", "live"] = _env(
         "GPU_BOT_AWS",
         "sandbox (simulated market) or live (default credential chain)",
@@ -205,6 +210,13 @@ class Settings(BaseSettings):
     def _redis_url(cls, value: str) -> str:
         if not re.match(r"(memory|redis|rediss|unix)://", value):
             raise ValueError("unknown scheme")
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", value):
+            raise ValueError("not a namespace")
         return value
 
     @field_validator("aws_region")

@@ -99,3 +99,31 @@ def redis_store(redis_url: str, namespace: str) -> Iterator[RedisStore]:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(NOW)
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[object]:
+    from tests.slack_fake import FakeSlack
+
+    fake = FakeSlack(groups={"S0APPROVERS": ["U0GROUPAPPROVER"]})
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def make_bot(fake_slack: object, redis_store: RedisStore, clock: ManualClock):  # type: ignore[no-untyped-def]
+    """Build bots under test sharing one fake Slack, Redis namespace and clock (two bots
+    are two replicas)."""
+    from tests.slack_harness import BotUnderTest
+
+    bots: list[BotUnderTest] = []
+
+    def make(**settings: object) -> BotUnderTest:
+        store = RedisStore(redis_store.redis, namespace=redis_store.prefix.strip("{}"))
+        bot = BotUnderTest(fake_slack, store, clock, **settings)  # type: ignore[arg-type]
+        bots.append(bot)
+        return bot
+
+    yield make
+    for bot in bots:
+        bot.close()

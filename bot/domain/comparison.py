@@ -184,7 +184,7 @@ def assess_capacity_block(
     offerings = [o for o in snapshot.capacity_blocks if o.count >= request.count]
     if not offerings:
         return _ineligible(kind, _no_offering_reason(kind, request, snapshot, instance), **flags)
-    chosen = _closest_start(offerings, request.start)
+    chosen = best_offering(offerings, request)
     reasons = []
     if block_hours != request.duration_hours:
         reasons.append(
@@ -231,7 +231,7 @@ def assess_training_plan(
     offerings = [o for o in snapshot.training_plans if o.count >= request.count]
     if not offerings:
         return _ineligible(kind, _no_offering_reason(kind, request, snapshot, instance), **flags)
-    chosen = offerings[0]  # AWS documents the first offering as the best match
+    chosen = best_offering(offerings, request)
     reasons = ["needs SageMaker: training jobs, HyperPod or an inference endpoint"]
     if plan_count != request.count:
         reasons.append(
@@ -336,8 +336,16 @@ def _reserved_option(
     )
 
 
-def _closest_start(offerings: list[Offering], wanted: datetime) -> Offering:
-    return min(offerings, key=lambda o: (abs((o.start - wanted).total_seconds()), o.upfront_usd))
+def best_offering(offerings: list[Offering], request: CapacityRequest) -> Offering:
+    """The offering that covers most of the asked window, then starts closest to the
+    asked start, then costs least. (Blocks end at 11:30 UTC, so few match exactly; AWS's
+    own order, "first is the best match", ties break in its favour: min is stable.)"""
+
+    def key(o: Offering) -> tuple[float, float, float]:
+        covered = (min(o.end, request.end) - max(o.start, request.start)).total_seconds()
+        return (-max(covered, 0), abs((o.start - request.start).total_seconds()), o.upfront_usd)
+
+    return min(offerings, key=key)
 
 
 def _start_notes(offering: Offering, request: CapacityRequest) -> list[str]:

@@ -20,6 +20,7 @@ Tokens may come in any order:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
 from bot.domain.catalog import Catalog, UnknownInstanceType, default_catalog
@@ -470,3 +471,54 @@ def render_start(when: datetime) -> str:
     if when.second:
         return when.strftime("%Y-%m-%dT%H:%M:%SZ")
     return when.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def parse_form(
+    fields: dict[str, str | None], *, now: datetime, catalog: Catalog | None = None
+) -> tuple[RequestDraft, dict[str, str]]:
+    """The reserve form's fields -> (draft, errors by field name).
+
+    Each field goes through the same readers as the text grammar, so a form and a
+    command accept exactly the same values. Empty optional fields are simply left out.
+    """
+    b = _Builder(catalog or default_catalog(), now)
+    errors: dict[str, str] = {}
+
+    def read(name: str, store_as: str, reader: Callable[[str, str], object]) -> None:
+        raw = (fields.get(name) or "").strip()
+        if not raw:
+            return
+        try:
+            b.fields[store_as] = reader(raw.lower() if name != "reason" else raw, raw)
+        except RequestSyntaxError as exc:
+            errors[name] = str(exc)
+
+    read("count", "count", b.count)
+    read("instance_type", "instance_type", lambda v, t: b.instance_type(v, t)[0])
+    read("duration", "duration_hours", b.duration)
+    date_text = (fields.get("start_date") or "").strip()
+    if date_text:
+        time_text = (fields.get("start_time") or "").strip()
+        stamp = f"{date_text}T{time_text}Z" if time_text else date_text
+        try:
+            b.fields["start"] = b.start(stamp.lower(), stamp)
+        except RequestSyntaxError as exc:
+            errors["start_date"] = str(exc)
+    read("region", "region", lambda v, t: v if _REGION_RE.fullmatch(v) else _raise_bad("region", t))
+    env = (fields.get("environment") or "").strip().lower()
+    if env in (e.value for e in Environment):
+        b.fields["environment"] = Environment(env)
+    workload = (fields.get("workload") or "").strip().lower()
+    if workload in (w.value for w in Workload):
+        b.fields["workload"] = Workload(workload)
+    b.fields["interruptible"] = bool((fields.get("interruptible") or "").strip())
+    read("utilization", "utilization_pct", b.utilization)
+    read("reason", "reason", b.reason)
+    draft = RequestDraft.model_validate({k: v for k, v in b.fields.items() if v is not None})
+    for name in draft.missing():
+        errors.setdefault("start_date" if name == "start" else name, f"{name} is required")
+    return draft, errors
+
+
+def _raise_bad(field: str, token: str) -> str:
+    raise _bad(field, token)

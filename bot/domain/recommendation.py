@@ -89,7 +89,7 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
         chosen = best_reserved
         reasons = [
             _cost_line(chosen, best_flexible, request),
-            "and it guarantees the window",
+            "it also guarantees the window",
         ]
     else:
         assert best_flexible is not None
@@ -101,6 +101,7 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
                 f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
                 f"for {_usd(_total(best_reserved) - _total(chosen))} more"
             )
+    reasons += _environment_caveat(request, chosen, priced)
     if chosen.kind is OptionKind.ON_DEMAND_RESERVATION:
         reasons.append(
             "no Capacity Block or training plan fits this request, so this is the only way "
@@ -110,6 +111,31 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
     if source and source.estimate:
         warnings.append(f"the {chosen.kind.label} price is an estimate: {source.detail}")
     return Recommendation(kind=chosen.kind, reasons=reasons, warnings=warnings)
+
+
+def _environment_caveat(
+    request: CapacityRequest, chosen: Option, priced: list[Option]
+) -> list[str]:
+    """When the request did not say EC2 or SageMaker, say what the pick assumes."""
+    if request.environment is not None:
+        return []
+    needs = {
+        OptionKind.TRAINING_PLAN: "SageMaker",
+        OptionKind.CAPACITY_BLOCK: "EC2",
+        OptionKind.ON_DEMAND_RESERVATION: "EC2",
+    }
+    where = needs.get(chosen.kind)
+    if where is None:
+        return []
+    others = [o for o in priced if needs.get(o.kind) != where]
+    best_other = _cheapest(others)
+    line = f"this assumes the work runs on {where}"
+    if best_other is not None:
+        line += (
+            f"; otherwise the best is {best_other.kind.label} at {_usd(_total(best_other))} "
+            f"(add `ec2` or `sagemaker` to the request to decide)"
+        )
+    return [line]
 
 
 def _why_reserved(request: CapacityRequest, critical: bool) -> str:

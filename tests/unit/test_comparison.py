@@ -372,3 +372,32 @@ def test_estimated_prices_are_flagged_in_the_recommendation() -> None:
     q = quote(r, market(r, on_demand=HourlyPrice(usd_per_hour=OD, source=est)))
     assert q.recommendation.kind is OptionKind.ON_DEMAND
     assert any("estimate" in w for w in q.recommendation.warnings)
+
+
+def test_unspecified_environment_says_what_the_pick_assumes() -> None:
+    q = quote(req(utilization_pct=90))
+    assert q.recommendation.kind is OptionKind.TRAINING_PLAN
+    caveat = q.recommendation.reasons[-1]
+    assert "assumes the work runs on SageMaker" in caveat
+    assert "otherwise the best is Capacity Block" in caveat
+
+
+def test_offering_covering_most_of_the_window_wins_over_an_earlier_one() -> None:
+    r = req(environment=Environment.EC2)
+    early = offering(
+        ReservationKind.CAPACITY_BLOCK,
+        r,
+        CB,
+        offering_id="early",
+        start=START - timedelta(hours=12, minutes=30),
+    )
+    late = offering(
+        ReservationKind.CAPACITY_BLOCK,
+        r,
+        CB,
+        offering_id="late",
+        start=START + timedelta(hours=11, minutes=30),
+    )
+    o = opt(r, OptionKind.CAPACITY_BLOCK, market(r, capacity_blocks=(early, late)))
+    # early covers 59.5 h of the 72 asked, late 60.5 h.
+    assert o.offering is not None and o.offering.offering_id == "late"

@@ -94,25 +94,8 @@ class AwsMarket:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
-        clients = self._clients_for(request.region)
-        calls: dict[str, Callable[[], Any]] = {
-            "on-demand": lambda: self._hourly(
-                PriceKind.ON_DEMAND, request, now, lambda: _ec2_on_demand(clients, request, now)
-            ),
-            "sagemaker-on-demand": lambda: self._hourly(
-                PriceKind.SAGEMAKER_ON_DEMAND,
-                request,
-                now,
-                lambda: _sagemaker_on_demand(clients, request, now),
-            ),
-            "spot": lambda: self._hourly(
-                PriceKind.SPOT, request, now, lambda: _spot(clients, request, now)
-            ),
-            "capacity-block": lambda: _capacity_blocks(clients, request, now),
-            "training-plan": lambda: _training_plans(clients, request, now),
-        }
         futures: dict[str, Future[Any]] = {
-            name: self._pool.submit(call) for name, call in calls.items()
+            name: self._pool.submit(call) for name, call in self.calls(request, now).items()
         }
         results: dict[str, Any] = {}
         errors: dict[str, str] = {}
@@ -130,6 +113,26 @@ class AwsMarket:
             training_plans=tuple(results.get("training-plan") or ()),
             errors=errors,
         )
+
+    def calls(self, request: CapacityRequest, now: datetime) -> dict[str, Callable[[], Any]]:
+        """The independent lookups one quote makes, by the snapshot field they fill."""
+        clients = self._clients_for(request.region)
+        return {
+            "on-demand": lambda: self._hourly(
+                PriceKind.ON_DEMAND, request, now, lambda: _ec2_on_demand(clients, request, now)
+            ),
+            "sagemaker-on-demand": lambda: self._hourly(
+                PriceKind.SAGEMAKER_ON_DEMAND,
+                request,
+                now,
+                lambda: _sagemaker_on_demand(clients, request, now),
+            ),
+            "spot": lambda: self._hourly(
+                PriceKind.SPOT, request, now, lambda: _spot(clients, request, now)
+            ),
+            "capacity-block": lambda: _capacity_blocks(clients, request, now),
+            "training-plan": lambda: _training_plans(clients, request, now),
+        }
 
     def _hourly(
         self,

@@ -1,0 +1,240 @@
+"""Ack latency of `gpu-bot serve` (HTTP mode) against a bare Bolt app, same server, same
+machine, same run; and the idle resident memory of `gpu-bot serve`.
+
+Signed `/gpu` slash commands are fired with a fixed concurrency over keep-alive
+connections; each latency is from sending the request to reading the response. Targets:
+
+    bot p99 <= 1.2 x the bare app's p99        idle gpu-bot serve < 150 MB resident
+
+Run: python -m benchmarks.ack_latency [--requests 2000] [--concurrency 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from tests import slack_payloads as payloads
+from tests.conftest import free_port
+from tests.slack_fake import FakeSlack
+
+SECRET = "benchmark-signing-secret"
+P99_TARGET = 1.2
+RSS_TARGET_MB = 150
+
+
+@contextmanager
+def server(argv: list[str], env: dict[str, str]) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", *argv, "--port", str(port)],
+        env=os.environ | env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):  # noqa: S310
+                    break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError(f"{argv} did not start")
+        yield port, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (gunicorn master + worker)."""
+    pids = [pid]
+    children = f"/proc/{pid}/task/{pid}/children"
+    if os.path.exists(children):
+        with open(children) as f:
+            pids += [int(p) for p in f.read().split()]
+    total_kb = 0
+    for p in pids:
+        with open(f"/proc/{p}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    total_kb += int(line.split()[1])
+    return total_kb / 1024
+
+
+def fire(
+    port: int,
+    text: str,
+    requests: int,
+    concurrency: int,
+    fake: FakeSlack,
+    rate: float | None = None,
+) -> list[float]:
+    """Latencies in seconds of `requests` signed commands over `concurrency` keep-alive
+    connections: back to back (closed loop), or each sent at its slot of `rate` per
+    second (open loop, as Slack traffic arrives)."""
+    bodies = []
+    for i in range(requests):
+        body, ctype = payloads.slash_command(text, f"U0USER{i % 50}", fake.response_url(f"b{i}"))
+        bodies.append((body.encode(), {"Content-Type": ctype, **payloads.sign(SECRET, body)}))
+    latencies: list[float] = []
+    lock = threading.Lock()
+    cursor = iter(range(requests))
+    start = time.perf_counter()
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        mine = []
+        for i in cursor:
+            body, headers = bodies[i]
+            if rate is not None:
+                time.sleep(max(0.0, start + i / rate - time.perf_counter()))
+            started = time.perf_counter()
+            conn.request("POST", "/slack/events", body=body, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            mine.append(time.perf_counter() - started)
+            assert response.status == 200, response.status
+        conn.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies
+
+
+def pct(values: list[float], p: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1]
+
+
+def measure(
+    name: str,
+    port: int,
+    text: str,
+    requests: int,
+    concurrency: int,
+    fake: FakeSlack,
+    rate: float | None = None,
+) -> tuple[float, float]:
+    started = time.perf_counter()
+    values = fire(port, text, requests, concurrency, fake, rate)
+    wall = time.perf_counter() - started
+    p50, p99 = pct(values, 50) * 1000, pct(values, 99) * 1000
+    print(f"  {name:46} p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  {len(values) / wall:7.0f} req/s")
+    return p50, p99
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--rate", type=float, default=20.0, help="requests per second of the paced (open loop) runs"
+    )
+    args = parser.parse_args()
+    fake = FakeSlack()
+    env = {
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_BOT_TOKEN": "xoxb-benchmark",
+        "SLACK_API_URL": fake.api_url,
+        "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "memory://"),
+        "GPU_BOT_APPROVERS": "U0APPROVER",
+        "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+        "GPU_BOT_LOG_LEVEL": "WARNING",
+    }
+    warmup = max(args.requests // 10, 50)
+    reserve = "reserve 2x p5.48xlarge 3d from 2026-12-14"
+    paced = max(args.requests // 5, 100)
+    results: dict[str, tuple[float, float]] = {}
+    print(
+        f"signed /gpu commands, {args.concurrency} keep-alive connections, gunicorn gthread, "
+        "same machine, same run"
+    )
+    print(f"closed loop ({args.requests} back to back):")
+    with server(["benchmarks.bare_app"], env) as (port, _proc):
+        fire(port, reserve, warmup, args.concurrency, fake)
+        results["bare"] = measure(
+            "bare Bolt app, /gpu reserve (ack only)",
+            port,
+            reserve,
+            args.requests,
+            args.concurrency,
+            fake,
+        )
+        results["bare paced"] = measure(
+            f"bare Bolt app, {args.rate:.0f}/s",
+            port,
+            reserve,
+            paced,
+            args.concurrency,
+            fake,
+            args.rate,
+        )
+    with server(["bot", "serve"], env) as (port, proc):
+        time.sleep(1.0)
+        idle = rss_mb(proc.pid)
+        fire(port, "help", warmup, args.concurrency, fake)
+        results["help"] = measure(
+            "gpu-bot, /gpu help (nothing after the ack)",
+            port,
+            "help",
+            args.requests,
+            args.concurrency,
+            fake,
+        )
+        results["reserve"] = measure(
+            "gpu-bot, /gpu reserve (quote after the ack)",
+            port,
+            reserve,
+            args.requests,
+            args.concurrency,
+            fake,
+        )
+        fake.reset()
+        results["reserve paced"] = measure(
+            f"gpu-bot, /gpu reserve, {args.rate:.0f}/s",
+            port,
+            reserve,
+            paced,
+            args.concurrency,
+            fake,
+            args.rate,
+        )
+        loaded = rss_mb(proc.pid)
+    fake.close()
+    checks = [
+        ("help", "bare", True),
+        ("reserve paced", "bare paced", True),
+        ("reserve", "bare", False),
+    ]
+    ok = True
+    for mine, base, counted in checks:
+        ratio = results[mine][1] / results[base][1]
+        verdict = f"target <= {P99_TARGET}x" if counted else "reported, no target: see README"
+        print(f"{mine}: p99 / {base} p99 = {ratio:.2f}x ({verdict})")
+        ok &= ratio <= P99_TARGET or not counted
+    print(
+        f"idle gpu-bot serve resident memory: {idle:.0f} MB (gunicorn master + worker; "
+        f"target < {RSS_TARGET_MB} MB); after the load: {loaded:.0f} MB"
+    )
+    ok &= idle < RSS_TARGET_MB
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Slack Web API adapters: a retrying client, the notifier, user group lookups."""

@@ -1,0 +1,139 @@
+"""The Bolt app factory: settings -> adapters -> services -> handlers."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk import WebClient
+
+from bot.adapters.aws.clients import clients_factory
+from bot.adapters.aws.market import AwsMarket
+from bot.adapters.clock import Clock, SystemClock
+from bot.adapters.slack.client import make_web_client
+from bot.adapters.slack.groups import SlackGroupDirectory
+from bot.adapters.slack.notifier import SlackNotifier
+from bot.adapters.store import RedisStore, open_store
+from bot.background import Background
+from bot.config import Settings
+from bot.domain.approval import SpendingLimits
+from bot.domain.catalog import Catalog, default_catalog
+from bot.services.approvals import ApprovalService
+from bot.services.approvers import ApproverDirectory
+from bot.services.ports import Notifier
+from bot.services.quoting import MarketData, QuoteService
+from bot.services.requests import RequestService
+
+log = logging.getLogger(__name__)
+# Where approval cards go when no channel is configured (the shell uses it).
+DEFAULT_APPROVAL_CHANNEL = "CGPUAPPROVALS"
+
+
+@dataclass
+class Services:
+    """Everything the listeners and the worker need, wired once per process."""
+
+    settings: Settings
+    clock: Clock
+    store: RedisStore
+    catalog: Catalog
+    quotes: QuoteService
+    requests: RequestService
+    approvals: ApprovalService
+    background: Background
+    slack: WebClient
+
+    def close(self) -> None:
+        self.background.shutdown(wait=True)
+
+
+def build_services(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    store: RedisStore | None = None,
+    market: MarketData | None = None,
+    slack: WebClient | None = None,
+    notifier: Notifier | None = None,
+) -> Services:
+    clock = clock or SystemClock()
+    catalog = default_catalog()
+    store = store or open_store(settings.redis_url, settings.namespace)
+    if market is None:
+        market = AwsMarket(
+            clients_factory(settings, clock),
+            catalog,
+            cache=store,
+            price_ttl=settings.price_cache_ttl,
+        )
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    slack = slack or make_web_client(token, settings.slack_api_url)
+    notifier = notifier or SlackNotifier(
+        slack, settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
+    )
+    quotes = QuoteService(market, catalog, clock, settings.aws_region)
+    limits = SpendingLimits(settings.second_approval_usd, settings.max_request_usd)
+    directory = ApproverDirectory(
+        settings.approvers,
+        settings.approver_group,
+        SlackGroupDirectory(slack),
+        cache=store,
+    )
+    return Services(
+        settings=settings,
+        clock=clock,
+        store=store,
+        catalog=catalog,
+        quotes=quotes,
+        requests=RequestService(store, quotes, notifier, clock, limits, settings.approval_timeout),
+        approvals=ApprovalService(store, directory, notifier, clock),
+        background=Background(),
+        slack=slack,
+    )
+
+
+def build_app(
+    services: Services,
+    *,
+    request_verification: bool = True,
+    token_verification: bool = True,
+) -> App:
+    """The Bolt app with every listener registered.
+
+    `process_before_response=True`: the HTTP response goes out as soon as a listener
+    acks, and listeners hand slow work to `services.background` (Bolt's default runner
+    would poll for the ack every 10 ms instead).
+    """
+    from handlers import register
+
+    settings = services.settings
+    secret = settings.slack_signing_secret
+    kwargs: dict[str, Any] = {}
+    if settings.slack_bot_token is None:
+        # No workspace (the shell, tests): authorize every request as one local bot.
+        kwargs["authorize"] = _local_authorize
+    else:
+        # The bot token comes with `client` (built from SLACK_BOT_TOKEN, with retries).
+        kwargs["token_verification_enabled"] = token_verification
+    app = App(
+        client=services.slack,
+        signing_secret=secret.get_secret_value() if secret else "local-signing-secret",
+        process_before_response=True,
+        request_verification_enabled=request_verification,
+        **kwargs,
+    )
+    register(app, services)
+    return app
+
+
+def _local_authorize(**_: Any) -> AuthorizeResult:
+    return AuthorizeResult(
+        enterprise_id=None,
+        team_id="TLOCAL",
+        bot_user_id="UGPUBOT",
+        bot_id="BGPUBOT",
+        bot_token="xoxb-local",  # noqa: S106 - no workspace: nothing to protect
+    )

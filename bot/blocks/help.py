@@ -1,0 +1,30 @@
+"""`/gpu help` and usage text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.domain.grammar import ACCEPTED_FORMS
+
+USAGE = (
+    "*Usage*\n"
+    "• `/gpu reserve 2x p5.48xlarge 3d from 2026-12-14` compare options and ask for approval "
+    "(no arguments opens a form)\n"
+    "• `/gpu quote 2x p5.48xlarge 3d from 2026-12-14 util=60%` compare only\n"
+    "• `/gpu status [ID]` one request, or your latest\n"
+    "• `/gpu list` your requests (approvers also see what waits for them)\n"
+    "• `/gpu cancel ID` cancel a request that is not approved yet\n"
+    "• `/gpu help` this text"
+)
+
+
+def grammar_help() -> str:
+    lines = [f"• {name.replace('_', ' ')}: `{form}`" for name, form in ACCEPTED_FORMS.items()]
+    return "*Request pieces* (any order, times in UTC)\n" + "\n".join(lines)
+
+
+def help_blocks() -> list[dict[str, Any]]:
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": USAGE}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": grammar_help()}},
+    ]

@@ -1,0 +1,42 @@
+"""App Home: the user's requests, and for approvers what waits for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.blocks.requests import list_blocks, request_card
+from bot.domain.records import CapacityRecord
+
+View = dict[str, Any]
+MAX_PENDING_CARDS = 10  # each card is about 6 blocks; a Home view holds 100
+
+
+def home_view(
+    mine: list[CapacityRecord], waiting: list[CapacityRecord] | None, is_approver: bool
+) -> View:
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": "`/gpu reserve 2x p5.48xlarge 3d from 2026-12-14` to ask for GPUs · "
+                    "`/gpu help` for everything else",
+                }
+            ],
+        },
+        *list_blocks("Your requests", mine, "No requests yet."),
+    ]
+    if is_approver:
+        pending = waiting or []
+        blocks.append({"type": "divider"})
+        title = f"*Waiting for approval ({len(pending)})*"
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": title}})
+        if not pending:
+            note = {"type": "mrkdwn", "text": "Nothing waits for you."}
+            blocks.append({"type": "context", "elements": [note]})
+        for record in pending[:MAX_PENDING_CARDS]:
+            blocks += request_card(record)
+            blocks.append({"type": "divider"})
+    return {"type": "home", "blocks": blocks[:100]}

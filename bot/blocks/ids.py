@@ -1,0 +1,40 @@
+"""Action, callback and block ids shared by the builders and the listeners."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ActionId(StrEnum):
+    SUBMIT_OPEN = "gpu_submit_open"  # open the "submit for approval" form
+    CANCEL = "gpu_cancel"
+    APPROVE = "gpu_approve"
+    REJECT_OPEN = "gpu_reject_open"  # open the "reason for rejecting" form
+
+
+class CallbackId(StrEnum):
+    RESERVE_FORM = "gpu_reserve_form"
+    SUBMIT = "gpu_submit"
+    REJECT = "gpu_reject"
+
+
+class FormBlock(StrEnum):
+    """Block ids of the reserve form; inline errors are keyed by these."""
+
+    COUNT = "count"
+    INSTANCE_TYPE = "instance_type"
+    DURATION = "duration"
+    START_DATE = "start_date"
+    START_TIME = "start_time"
+    REGION = "region"
+    ENVIRONMENT = "environment"
+    WORKLOAD = "workload"
+    INTERRUPTIBLE = "interruptible"
+    UTILIZATION = "utilization"
+    REASON = "reason"
+    CHOICE = "choice"
+    REJECT_REASON = "reject_reason"
+
+
+# The same action id may appear on several cards; Slack needs unique ids per message only.
+ELEMENT = "value"  # action id of the single element inside each input block

@@ -1,0 +1,128 @@
+"""The comparison as Block Kit: every option, the recommendation and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.blocks.ids import ActionId
+from bot.blocks.text import clip, esc, rate, usd, when
+from bot.domain.comparison import Option
+from bot.domain.grammar import render_duration
+from bot.domain.recommendation import Quote
+from bot.domain.request import CapacityRequest
+
+Block = dict[str, Any]
+
+
+def request_title(r: CapacityRequest) -> str:
+    return (
+        f"{r.count}x {r.instance_type} for {_duration_words(r.duration_hours)} "
+        f"from {when(r.start)} ({r.region})"
+    )
+
+
+def _duration_words(hours: int) -> str:
+    short = render_duration(hours)
+    unit = {"w": "week", "d": "day", "h": "hour"}[short[-1]]
+    n = int(short[:-1])
+    return f"{n} {unit}{'s' if n != 1 else ''}"
+
+
+def request_context(r: CapacityRequest) -> str:
+    env = r.environment.value if r.environment else "EC2 or SageMaker"
+    parts = [r.workload.value, env, f"{r.utilization_pct}% expected utilisation"]
+    if r.interruptible:
+        parts.append("interruptible")
+    return " · ".join(parts)
+
+
+def option_line(option: Option, recommended: bool) -> str:
+    """One option as mrkdwn: verdict, cost, and its first reasons."""
+    star = " :star: recommended" if recommended else ""
+    if not option.eligible:
+        return f"*{option.kind.label}* :no_entry: not possible: {esc(option.reasons[0])}"
+    facts = [f"*{usd(option.total_usd)}*", rate(option.hourly_usd)]
+    facts.append("upfront" if option.upfront else "pay as you go")
+    facts.append("guaranteed window" if option.guaranteed else "no guarantee")
+    if option.interruptible:
+        facts.append("interruptible")
+    if option.break_even_utilization is not None:
+        facts.append(f"break-even {option.break_even_utilization:.0%}")
+    lines = [f"*{option.kind.label}*{star} :white_check_mark: " + " · ".join(facts)]
+    lines += [f"• {esc(reason)}" for reason in option.reasons[:3]]
+    if option.price_source is not None:
+        lines.append(f"_price from {esc(option.price_source.describe())}_")
+    return clip("\n".join(lines), 2900)
+
+
+def quote_blocks(quote: Quote, request_id: str | None = None) -> list[Block]:
+    """The full comparison. With a request id it ends with Submit / Cancel buttons."""
+    r = quote.request
+    rec = quote.recommendation
+    blocks: list[Block] = [
+        {"type": "header", "text": {"type": "plain_text", "text": clip(request_title(r), 150)}},
+        {
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": esc(request_context(r))}],
+        },
+    ]
+    if r.reason:
+        blocks.append(_section(f"*Why:* {esc(r.reason)}"))
+    if rec.kind is None:
+        blocks.append(_section(f":x: *Nothing fits.* {esc(rec.reasons[0])}"))
+    else:
+        best = quote.option(rec.kind)
+        lines = [f":star: *Recommended: {rec.kind.label}*, {usd(best.total_usd)}"]
+        lines += [f"• {esc(reason)}" for reason in rec.reasons]
+        blocks.append(_section(clip("\n".join(lines), 2900)))
+    for warning in rec.warnings:
+        blocks.append(_section(f":warning: {esc(warning)}"))
+    blocks.append({"type": "divider"})
+    for option in quote.options:
+        blocks.append(_section(option_line(option, option.kind is rec.kind)))
+    blocks.append(
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": f"Quoted {when(quote.quoted_at)}"
+                    + (f" · request {request_id}" if request_id else ""),
+                }
+            ],
+        }
+    )
+    if request_id and rec.kind is not None:
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": f"quote_actions:{request_id}",
+                "elements": [
+                    _button("Submit for approval…", ActionId.SUBMIT_OPEN, request_id, "primary"),
+                    _button("Cancel", ActionId.CANCEL, request_id),
+                ],
+            }
+        )
+    return blocks
+
+
+def quote_fallback(quote: Quote) -> str:
+    rec = quote.recommendation
+    verdict = f"recommended: {rec.kind.label}" if rec.kind else "nothing fits"
+    return f"{request_title(quote.request)}: {verdict}"
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _button(text: str, action: ActionId, value: str, style: str | None = None) -> Block:
+    button: Block = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": text},
+        "action_id": action.value,
+        "value": value,
+    }
+    if style:
+        button["style"] = style
+    return button

@@ -1,0 +1,213 @@
+"""A tracked request as Block Kit: the approval card, status and list entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.blocks.ids import ActionId
+from bot.blocks.quote import request_context, request_title
+from bot.blocks.text import clip, esc, usd, user, when
+from bot.domain.lifecycle import State
+from bot.domain.records import CapacityRecord
+
+Block = dict[str, Any]
+
+STATE_ICONS = {
+    State.DRAFT: ":hourglass_flowing_sand:",
+    State.QUOTED: ":memo:",
+    State.PENDING_APPROVAL: ":hourglass:",
+    State.APPROVED: ":white_check_mark:",
+    State.PURCHASING: ":credit_card:",
+    State.PAYMENT_PENDING: ":credit_card:",
+    State.SCHEDULED: ":calendar:",
+    State.ACTIVE: ":large_green_circle:",
+    State.EXPIRING: ":alarm_clock:",
+    State.EXPIRED: ":checkered_flag:",
+    State.CLEANED_UP: ":broom:",
+    State.REJECTED: ":no_entry:",
+    State.CANCELLED: ":wastebasket:",
+    State.TIMED_OUT: ":zzz:",
+    State.FAILED: ":x:",
+}
+
+
+def state_line(record: CapacityRecord) -> str:
+    icon = STATE_ICONS[record.state]
+    line = f"{icon} *{record.state.label.capitalize()}*"
+    if record.state is State.PENDING_APPROVAL:
+        line += f" ({len(record.approvals)} of {record.required_approvals} approvals"
+        if record.approval_deadline:
+            line += f", decide by {when(record.approval_deadline)}"
+        line += ")"
+    if record.approvals:
+        line += " · approved by " + ", ".join(
+            f"{user(a.user)} {when(a.at)}" for a in record.approvals
+        )
+    if record.rejection:
+        r = record.rejection
+        line += f" · rejected by {user(r.user)} {when(r.at)}: {esc(r.reason)}"
+    if record.failure:
+        line += f" · {esc(record.failure)}"
+    return line
+
+
+def card_title(record: CapacityRecord) -> str:
+    r = record.request
+    return clip(f"GPU request {record.id}: {r.count}x {r.instance_type}", 150)
+
+
+def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Block]:
+    """The message approvers see. Buttons only while the request waits for a decision."""
+    r = record.request
+    option = record.chosen_option
+    offering = record.chosen_offering
+    window = (
+        f"{when(offering.start)} → {when(offering.end)}"
+        if offering
+        else f"{when(r.start)} → {when(r.end)}"
+    )
+    chosen = option.kind.label if option else "not chosen yet"
+    if option and record.quote and record.quote.recommendation.kind is option.kind:
+        chosen += " (recommended)"
+    fields = [
+        f"*Requester*\n{user(record.requester)}",
+        f"*Instances*\n{r.count}x {r.instance_type} ({r.region})",
+        f"*Window*\n{window}",
+        f"*Option*\n{chosen}",
+        f"*Total*\n{usd(record.total_usd)}" + (" upfront" if option and option.upfront else ""),
+        f"*Workload*\n{esc(request_context(r))}",
+    ]
+    blocks: list[Block] = [
+        {"type": "header", "text": {"type": "plain_text", "text": card_title(record)}},
+        {"type": "section", "fields": [{"type": "mrkdwn", "text": f} for f in fields]},
+        {
+            "type": "section",
+            "text": {"type": "mrkdwn", "text": f"*Why:* {esc(record.reason or '(no reason)')}"},
+        },
+    ]
+    if record.quote:
+        others = [
+            f"{o.kind.label} {usd(o.total_usd)}" if o.eligible else f"~{o.kind.label}~"
+            for o in record.quote.options
+            if not option or o.kind is not option.kind
+        ]
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": "Alternatives: " + " · ".join(others)}],
+            }
+        )
+    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": state_line(record)}})
+    if with_buttons and record.state is State.PENDING_APPROVAL:
+        blocks.append(approval_buttons(record))
+    return blocks
+
+
+def approval_buttons(record: CapacityRecord) -> Block:
+    r = record.request
+    option = record.chosen_option
+    what = option.kind.label if option else "capacity"
+    amount = usd(record.total_usd)
+    warning = " A Capacity Block cannot be cancelled." if what == "Capacity Block" else ""
+    return {
+        "type": "actions",
+        "block_id": f"approval:{record.id}",
+        "elements": [
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Approve"},
+                "style": "primary",
+                "action_id": ActionId.APPROVE.value,
+                "value": record.id,
+                "confirm": {
+                    "title": {"type": "plain_text", "text": "Approve this purchase?"},
+                    "text": {
+                        "type": "mrkdwn",
+                        "text": clip(
+                            f"Approve *{amount}* for {r.count}x {r.instance_type} as {_a(what)} "
+                            f"(request {record.id})?{warning}",
+                            300,
+                        ),
+                    },
+                    "confirm": {"type": "plain_text", "text": f"Approve {amount}"[:30]},
+                    "deny": {"type": "plain_text", "text": "Back"},
+                    "style": "primary",
+                },
+            },
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Reject…"},
+                "style": "danger",
+                "action_id": ActionId.REJECT_OPEN.value,
+                "value": record.id,
+            },
+        ],
+    }
+
+
+def card_fallback(record: CapacityRecord) -> str:
+    return (
+        f"GPU request {record.id} from {user(record.requester)}: "
+        f"{request_title(record.request)}, {usd(record.total_usd)} ({record.state.label})"
+    )
+
+
+def summary_line(record: CapacityRecord) -> str:
+    r = record.request
+    option = record.chosen_option
+    what = f" · {option.kind.label}" if option else ""
+    return (
+        f"{STATE_ICONS[record.state]} *{record.id}* {r.count}x {r.instance_type} "
+        f"{when(r.start)} → {when(r.end)}{what} · {usd(record.total_usd)} · "
+        f"_{record.state.label}_"
+    )
+
+
+def list_blocks(title: str, records: list[CapacityRecord], empty: str) -> list[Block]:
+    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}}]
+    if not records:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": empty}]})
+        return blocks
+    text = "\n".join(summary_line(r) for r in records[:20])
+    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 2900)}})
+    return blocks
+
+
+def status_blocks(record: CapacityRecord, history: list[str]) -> list[Block]:
+    blocks = request_card(record, with_buttons=False)
+    if history:
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": clip("\n".join(history[-10:]), 2900)}],
+            }
+        )
+    return blocks
+
+
+def _a(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+def requester_update(record: CapacityRecord) -> str:
+    """The direct message a requester gets when their request changes state."""
+    title = request_title(record.request)
+    if record.state is State.APPROVED:
+        by = ", ".join(user(a.user) for a in record.approvals)
+        return (
+            f":white_check_mark: Your GPU request *{record.id}* ({title}) was approved by {by}. "
+            "It is handed to purchasing."
+        )
+    if record.state is State.REJECTED and record.rejection:
+        r = record.rejection
+        return (
+            f":no_entry: Your GPU request *{record.id}* ({title}) was rejected by "
+            f"{user(r.user)}: {esc(r.reason)}"
+        )
+    if record.state is State.TIMED_OUT:
+        deadline = when(record.approval_deadline) if record.approval_deadline else "the deadline"
+        return (
+            f":zzz: Your GPU request *{record.id}* ({title}) timed out: nobody decided before "
+            f"{deadline}. Ask again with `/gpu reserve`."
+        )
+    return f"Your GPU request *{record.id}* ({title}) is now {record.state.label}."

@@ -1,0 +1,124 @@
+"""`gpu-bot quote REQUEST... [--json]`: the comparison from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from bot.cli.output import console, fail, print_json
+from bot.config import ConfigError, load_settings
+from bot.domain.comparison import Option
+from bot.domain.grammar import RequestSyntaxError, render_request, usage
+from bot.domain.recommendation import Quote
+from bot.domain.request import IncompleteRequest
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "quote",
+        help="compare On-Demand, Spot, Capacity Blocks and training plans for a request",
+        description="Example: gpu-bot quote 2x p5.48xlarge 3d from 2026-12-14 util=50%%",
+    )
+    p.add_argument("request", nargs="+", help="the request, as for /gpu reserve")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.app import build_services
+
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        return fail(str(exc), code=1)
+    services = build_services(settings)
+    text = " ".join(args.request)
+    try:
+        request = services.quotes.complete(services.quotes.parse(text))
+    except RequestSyntaxError as exc:
+        return fail(f"{exc}\n\nRequest pieces:\n{usage()}")
+    except IncompleteRequest as exc:
+        return fail(
+            f"missing {', '.join(exc.missing)}. Example: gpu-bot quote 2x p5.48xlarge 3d "
+            "from 2026-12-14"
+        )
+    quote = services.quotes.quote(request)
+    if args.json:
+        print_json(quote_json(quote))
+    else:
+        print_quote(quote)
+    return 0
+
+
+def quote_json(quote: Quote) -> dict[str, Any]:
+    rec = quote.recommendation
+    return {
+        "request": quote.request.model_dump(mode="json")
+        | {"text": render_request(quote.request.draft())},
+        "quoted_at": quote.quoted_at.isoformat(),
+        "options": [_option_json(o) for o in quote.options],
+        "recommendation": {
+            "kind": rec.kind.value if rec.kind else None,
+            "reasons": rec.reasons,
+            "warnings": rec.warnings,
+        },
+    }
+
+
+def _option_json(o: Option) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "kind": o.kind.value,
+        "eligible": o.eligible,
+        "reasons": o.reasons,
+        "total_usd": o.total_usd,
+        "hourly_usd": o.hourly_usd,
+        "upfront": o.upfront,
+        "interruptible": o.interruptible,
+        "guaranteed": o.guaranteed,
+        "billed_instances": o.billed_instances,
+        "billed_hours": o.billed_hours,
+        "price_source": o.price_source.describe() if o.price_source else None,
+    }
+    if o.kind.reserved:
+        data["break_even_utilization"] = o.break_even_utilization
+    if o.offering is not None:
+        data |= {
+            "offering_id": o.offering.offering_id,
+            "start": o.offering.start.isoformat(),
+            "end": o.offering.end.isoformat(),
+            "zone": o.offering.zone,
+            "parts": [p.model_dump(mode="json") for p in o.offering.parts],
+            "alternatives": [a.offering_id for a in o.alternatives],
+        }
+    return data
+
+
+def print_quote(quote: Quote) -> None:
+    from bot.blocks.quote import request_context, request_title
+
+    out = console()
+    r = quote.request
+    out.print(f"[bold]{request_title(r)}[/bold]\n{request_context(r)}")
+    table = Table(show_lines=True)
+    for col in ("option", "possible", "total", "per instance-h", "break-even", "notes"):
+        table.add_column(col, overflow="fold")
+    for o in quote.options:
+        star = " *" if o.kind is quote.recommendation.kind else ""
+        table.add_row(
+            o.kind.label + star,
+            "yes" if o.eligible else "no",
+            f"${o.total_usd:,.2f}" if o.total_usd is not None else "-",
+            f"${o.hourly_usd:,.3f}" if o.hourly_usd is not None else "-",
+            f"{o.break_even_utilization:.0%}" if o.break_even_utilization is not None else "-",
+            "\n".join(o.reasons[:3])
+            + (f"\n[dim]{o.price_source.describe()}[/dim]" if o.price_source else ""),
+        )
+    out.print(table)
+    rec = quote.recommendation
+    out.print(f"[bold]Recommendation: {rec.kind.label if rec.kind else 'nothing fits'}[/bold]")
+    for reason in rec.reasons:
+        out.print(f"  - {reason}")
+    for warning in rec.warnings:
+        out.print(f"  [yellow]! {warning}[/yellow]")

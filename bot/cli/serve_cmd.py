@@ -1,0 +1,101 @@
+"""`gpu-bot serve` and `gpu-bot worker`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from typing import Any
+
+from bot.cli.output import fail
+from bot.config import ConfigError, Settings, load_settings
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on /slack/events)",
+    )
+    p.add_argument("--port", type=int, default=3000, help="HTTP port, also /healthz (3000)")
+    p.add_argument("--threads", type=int, default=16, help="HTTP worker threads (16)")
+    p.add_argument(
+        "--no-worker", action="store_true", help="do not run the job worker in this process"
+    )
+    p.set_defaults(run=run_serve)
+    w = sub.add_parser("worker", help="run only the job worker (timeouts, reminders)")
+    w.add_argument("--interval", type=float, default=1.0, help="seconds between polls (1)")
+    w.set_defaults(run=run_worker)
+
+
+def serve_problems(settings: Settings) -> list[str]:
+    """What `serve` needs beyond a valid configuration."""
+    problems = []
+    if settings.slack_bot_token is None:
+        problems.append("SLACK_BOT_TOKEN is needed to talk to Slack")
+    if settings.slack_app_token is None and settings.slack_signing_secret is None:
+        problems.append("SLACK_SIGNING_SECRET is needed in HTTP mode (or set SLACK_APP_TOKEN)")
+    if not settings.approvers and not settings.approver_group:
+        problems.append("GPU_BOT_APPROVERS or GPU_BOT_APPROVER_GROUP: nobody could approve")
+    if settings.approval_channel is None:
+        problems.append("GPU_BOT_APPROVAL_CHANNEL is needed: where requests are posted")
+    return problems
+
+
+def _settings() -> Settings | int:
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        return fail(str(exc), code=1)
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return settings
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    settings = _settings()
+    if isinstance(settings, int):
+        return settings
+    problems = serve_problems(settings)
+    if problems:
+        return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
+    from bot import server
+    from bot.app import build_app, build_services
+    from bot.worker import Worker
+
+    def start() -> tuple[Any, Any]:
+        services = build_services(settings)
+        app = build_app(services)
+        if not args.no_worker:
+            Worker(services).start_thread(threading.Event())
+        return services, app
+
+    if settings.slack_app_token is not None:
+        services, app = start()
+        server.start_health_server(args.port, services.store.ping)
+        server.serve_socket_mode(app, settings.slack_app_token.get_secret_value())
+        return 0
+
+    def make_application() -> Any:
+        services, app = start()
+        return server.wsgi_app(app, services.store.ping)
+
+    server.serve_http(make_application, args.port, threads=args.threads)
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    settings = _settings()
+    if isinstance(settings, int):
+        return settings
+    from bot.app import build_services
+    from bot.worker import Worker
+
+    services = build_services(settings)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    logging.getLogger(__name__).info("worker started")
+    Worker(services).run_forever(stop, interval=args.interval)
+    return 0

@@ -1,0 +1,58 @@
+"""What a requester can pick from a quote: each possible option, and each offering of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.domain.comparison import OptionKind
+from bot.domain.market import Offering
+from bot.domain.recommendation import Quote
+from bot.domain.records import Choice
+
+
+@dataclass(frozen=True)
+class Pick:
+    value: str  # short and stable: "capacity-block:1" (option kind, offering index)
+    kind: OptionKind
+    offering: Offering | None
+    total_usd: float
+    recommended: bool
+
+    def choice(self) -> Choice:
+        return Choice(
+            kind=self.kind,
+            offering_id=self.offering.offering_id if self.offering else None,
+            total_usd=self.total_usd,
+        )
+
+
+def picks(quote: Quote) -> list[Pick]:
+    out: list[Pick] = []
+    for option in quote.options:
+        if not option.eligible or option.total_usd is None:
+            continue
+        recommended = option.kind is quote.recommendation.kind
+        if option.offering is None:
+            out.append(
+                Pick(f"{option.kind.value}:0", option.kind, None, option.total_usd, recommended)
+            )
+            continue
+        for i, offering in enumerate((option.offering, *option.alternatives)):
+            out.append(
+                Pick(
+                    value=f"{option.kind.value}:{i}",
+                    kind=option.kind,
+                    offering=offering,
+                    total_usd=round(offering.upfront_usd, 2),
+                    recommended=recommended and i == 0,
+                )
+            )
+    return out
+
+
+def pick_by_value(quote: Quote, value: str) -> Pick | None:
+    return next((p for p in picks(quote) if p.value == value), None)
+
+
+def recommended_pick(quote: Quote) -> Pick | None:
+    return next((p for p in picks(quote) if p.recommended), None)

@@ -1,0 +1,29 @@
+"""The outside world as the services see it: small interfaces the adapters implement."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bot.domain.records import CapacityRecord, SlackMessage
+
+
+class Notifier(Protocol):
+    """Tells people about requests (Slack in production, the console in the shell)."""
+
+    def post_request(self, record: CapacityRecord) -> SlackMessage | None:
+        """Post the approval card; returns where it was posted."""
+        ...
+
+    def update_request(self, record: CapacityRecord) -> None:
+        """Re-render the approval card in place (no buttons once decided)."""
+        ...
+
+    def tell_requester(self, record: CapacityRecord) -> None:
+        """A direct message to the requester about the request's new state."""
+        ...
+
+
+class GroupDirectory(Protocol):
+    def members(self, group_id: str) -> list[str]:
+        """User ids in a user group; raises on failure."""
+        ...

@@ -1,0 +1,287 @@
+"""The request flow: open, quote, submit for approval, cancel, time out.
+
+Every change is a compare-and-set in the store with its audit entry; on a conflict the
+change is decided again on a fresh read, so concurrent clicks and replicas are safe.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.adapters.clock import Clock
+from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict
+from bot.domain.approval import SpendingLimits
+from bot.domain.choices import Pick, pick_by_value
+from bot.domain.grammar import render_request
+from bot.domain.lifecycle import CANCELLABLE, State
+from bot.domain.records import CapacityRecord
+from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
+from bot.services.ports import Notifier
+from bot.services.quoting import QuoteService
+
+log = logging.getLogger(__name__)
+BOT = "gpu-bot"
+MAX_ATTEMPTS = 10
+
+
+class RequestError(Exception):
+    """A request cannot do what was asked; `field` names the form field at fault."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+def timeout_job_id(request_id: str) -> str:
+    return f"timeout:{request_id}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A new version of a record and how to describe it in the audit trail."""
+
+    record: CapacityRecord
+    action: str
+    actor: str
+    detail: str = ""
+    schedule: tuple[Job, ...] = ()
+    cancel: tuple[str, ...] = ()
+
+
+def apply_change(
+    store: RedisStore,
+    request_id: str,
+    decide: Callable[[CapacityRecord], Change | None],
+    now: Callable[[], datetime],
+) -> tuple[CapacityRecord | None, Change | None]:
+    """Read, decide, compare-and-set; decide again on a conflict.
+
+    `decide` returns None when nothing should change. Returns the stored record (or the
+    current one when nothing changed) and the change that was applied, if any.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        record = store.get(request_id)
+        if record is None:
+            return None, None
+        change = decide(record)
+        if change is None:
+            return record, None
+        audit = AuditEntry(
+            request_id=request_id,
+            actor=change.actor,
+            action=change.action,
+            from_state=record.state.value,
+            to_state=change.record.state.value,
+            at=now(),
+            usd=change.record.total_usd,
+            detail=change.detail,
+        )
+        try:
+            saved = store.save(record, change.record, audit, change.schedule, change.cancel)
+        except VersionConflict:
+            continue
+        return saved, change
+    raise RuntimeError(f"{request_id}: too many concurrent changes")
+
+
+class RequestService:
+    def __init__(
+        self,
+        store: RedisStore,
+        quotes: QuoteService,
+        notifier: Notifier,
+        clock: Clock,
+        limits: SpendingLimits,
+        approval_timeout: timedelta,
+    ) -> None:
+        self.store = store
+        self.quotes = quotes
+        self.notifier = notifier
+        self.clock = clock
+        self.limits = limits
+        self.approval_timeout = approval_timeout
+
+    # --- reading ----------------------------------------------------------------------
+
+    def get(self, request_id: str) -> CapacityRecord | None:
+        return self.store.get(normalise_id(request_id))
+
+    def mine(self, user: str, limit: int = 20) -> list[CapacityRecord]:
+        return self.store.for_user(user, limit)
+
+    def pending(self) -> list[CapacityRecord]:
+        return self.store.in_state(State.PENDING_APPROVAL)
+
+    def history(self, request_id: str) -> list[str]:
+        return [
+            f"{e.at:%Y-%m-%d %H:%M} UTC {e.action} by "
+            + (f"<@{e.actor}>" if e.actor != BOT else BOT)
+            + (f" ({e.from_state} → {e.to_state})" if e.from_state != e.to_state else "")
+            for e in self.store.audit(request_id)
+        ]
+
+    # --- flow -------------------------------------------------------------------------
+
+    def open(self, user: str, request: CapacityRequest) -> CapacityRecord:
+        """A new draft; quoting comes next (it may take a few seconds)."""
+        now = self.clock.now()
+        record = CapacityRecord(
+            id=self.store.next_id(),
+            state=State.DRAFT,
+            requester=user,
+            created_at=now,
+            updated_at=now,
+            request=request,
+            text=render_request(request.draft()),
+            reason=request.reason,
+        )
+        audit = AuditEntry(
+            request_id=record.id,
+            actor=user,
+            action="created",
+            from_state=State.DRAFT.value,
+            to_state=State.DRAFT.value,
+            at=now,
+            detail=record.text,
+        )
+        return self.store.create(record, audit)
+
+    def quote(self, record: CapacityRecord) -> CapacityRecord:
+        """draft -> quoted with the comparison, or -> failed with what went wrong."""
+        try:
+            quote = self.quotes.quote(record.request)
+        except Exception as exc:
+            log.exception("quoting %s failed", record.id)
+            failure = f"quoting failed: {exc}"
+
+            def fail(r: CapacityRecord) -> Change | None:
+                if r.state is not State.DRAFT:
+                    return None
+                new = r.model_copy(update={"state": State.FAILED, "failure": failure})
+                return Change(new, "failed", BOT, failure)
+
+            saved, _ = apply_change(self.store, record.id, fail, self.clock.now)
+            assert saved is not None
+            return saved
+
+        def quoted(r: CapacityRecord) -> Change | None:
+            if r.state is not State.DRAFT:
+                return None
+            new = r.model_copy(
+                update={"state": State.QUOTED, "quote": quote, "updated_at": self.clock.now()}
+            )
+            kind = quote.recommendation.kind
+            return Change(new, "quoted", BOT, f"recommended {kind.value if kind else 'nothing'}")
+
+        saved, _ = apply_change(self.store, record.id, quoted, self.clock.now)
+        assert saved is not None
+        return saved
+
+    def check_submission(
+        self, record: CapacityRecord, user: str, pick: str, reason: str
+    ) -> tuple[Pick, datetime]:
+        """The pick and approval deadline of a valid submission; `RequestError` (with the
+        form field at fault) when it is not. Changes nothing."""
+        reason = reason.strip()
+        if not reason:
+            raise RequestError("Give the approvers a reason.", field="reason")
+        if len(reason) > MAX_REASON_CHARS:
+            raise RequestError(f"Keep the reason under {MAX_REASON_CHARS} characters.", "reason")
+        if record.requester != user:
+            raise RequestError(f"Request {record.id} is not yours to submit.", field="choice")
+        if record.state is not State.QUOTED or record.quote is None:
+            raise RequestError(f"Request {record.id} is {record.state.label} already.", "choice")
+        chosen = pick_by_value(record.quote, pick)
+        if chosen is None:
+            raise RequestError("Pick one of the options offered.", field="choice")
+        refusal = self.limits.refusal(chosen.total_usd)
+        if refusal:
+            raise RequestError(refusal[0].upper() + refusal[1:] + ".", field="choice")
+        now = self.clock.now()
+        starts = chosen.offering.start if chosen.offering else record.request.start
+        deadline = min(now + self.approval_timeout, starts)
+        if deadline <= now:
+            raise RequestError(
+                "This option starts before anyone could approve it: quote again for a later start.",
+                field="choice",
+            )
+        return chosen, deadline
+
+    def submit(self, request_id: str, user: str, pick: str, reason: str) -> CapacityRecord:
+        """quoted -> pending_approval, posted for approval. `RequestError` says why not."""
+
+        def submitted(r: CapacityRecord) -> Change:
+            chosen, deadline = self.check_submission(r, user, pick, reason)
+            new = r.model_copy(
+                update={
+                    "state": State.PENDING_APPROVAL,
+                    "choice": chosen.choice(),
+                    "reason": reason.strip(),
+                    "required_approvals": self.limits.approvals_needed(chosen.total_usd),
+                    "approval_deadline": deadline,
+                    "updated_at": self.clock.now(),
+                }
+            )
+            job = Job(id=timeout_job_id(r.id), due=deadline, payload={"request": r.id})
+            return Change(new, "submitted", user, chosen.kind.value, schedule=(job,))
+
+        saved, _ = apply_change(self.store, normalise_id(request_id), submitted, self.clock.now)
+        if saved is None:
+            raise RequestError(f"There is no request {request_id}.")
+        message = self.notifier.post_request(saved)
+        if message is None:
+            return saved
+
+        def posted(r: CapacityRecord) -> Change:
+            return Change(
+                r.model_copy(update={"approval_message": message}),
+                "posted",
+                BOT,
+                f"{message.channel} {message.ts}",
+            )
+
+        updated, _ = apply_change(self.store, saved.id, posted, self.clock.now)
+        return updated or saved
+
+    def cancel(self, request_id: str, user: str) -> CapacityRecord:
+        def cancelled(r: CapacityRecord) -> Change:
+            if r.requester != user:
+                raise RequestError(f"Only the requester can cancel {r.id}.")
+            if r.state not in CANCELLABLE:
+                raise RequestError(
+                    f"Request {r.id} is {r.state.label}: only requests that are not approved "
+                    "yet can be cancelled."
+                )
+            new = r.model_copy(update={"state": State.CANCELLED, "updated_at": self.clock.now()})
+            return Change(new, "cancelled", user, cancel=(timeout_job_id(r.id),))
+
+        saved, _ = apply_change(self.store, normalise_id(request_id), cancelled, self.clock.now)
+        if saved is None:
+            raise RequestError(f"There is no request {request_id}.")
+        self.notifier.update_request(saved)
+        return saved
+
+    def time_out(self, request_id: str) -> CapacityRecord | None:
+        """pending_approval -> timed_out; nothing when it was decided meanwhile."""
+
+        def timed_out(r: CapacityRecord) -> Change | None:
+            if r.state is not State.PENDING_APPROVAL:
+                return None
+            new = r.model_copy(update={"state": State.TIMED_OUT, "updated_at": self.clock.now()})
+            return Change(new, "timed out", BOT, "no decision before the deadline")
+
+        saved, change = apply_change(self.store, request_id, timed_out, self.clock.now)
+        if saved is None or change is None:
+            return None
+        self.notifier.update_request(saved)
+        self.notifier.tell_requester(saved)
+        return saved
+
+
+def normalise_id(text: str) -> str:
+    """`r12`, `R12` and `12` all name request R12."""
+    text = text.strip().upper()
+    return text if text.startswith("R") else f"R{text}"

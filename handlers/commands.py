@@ -1,0 +1,160 @@
+"""`/gpu` and its subcommands. Parsing and refusals happen before the ack (they are pure
+and fast); anything that touches AWS, Redis or the Web API runs after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
+
+from bot.app import Services
+from bot.blocks.help import USAGE, help_blocks
+from bot.blocks.modals import reserve_form
+from bot.blocks.quote import quote_blocks, quote_fallback, request_title
+from bot.blocks.requests import list_blocks, status_blocks
+from bot.blocks.text import esc, unescape_slack
+from bot.domain.grammar import RequestSyntaxError
+from bot.domain.request import IncompleteRequest, RequestDraft
+from bot.services.requests import RequestError
+from handlers.replies import reply_error
+
+SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "help")
+
+
+def register(app: App, services: Services) -> None:
+    @app.command("/gpu")
+    def gpu(ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient) -> None:
+        handle_gpu(services, ack, command, respond, client)
+
+
+def handle_gpu(
+    s: Services, ack: Ack, command: dict[str, Any], respond: Respond, client: WebClient
+) -> None:
+    text = unescape_slack(command.get("text") or "").strip()
+    sub, _, rest = text.partition(" ")
+    sub = sub.lower()
+    user = command["user_id"]
+    if sub in ("", "help"):
+        ack(text="gpu-bot help", blocks=help_blocks())
+    elif sub in ("reserve", "quote"):
+        _reserve_or_quote(s, ack, command, respond, client, sub, rest)
+    elif sub == "status":
+        ack()
+        s.background.submit(_status, s, respond, user, rest.strip())
+    elif sub == "list":
+        ack()
+        s.background.submit(_list, s, respond, user)
+    elif sub == "cancel":
+        if not rest.strip():
+            ack(text=f"Which request? `/gpu cancel ID`, for example `/gpu cancel R12`.\n{USAGE}")
+            return
+        ack()
+        s.background.submit(_cancel, s, respond, user, rest.strip())
+    else:
+        ack(text=f'Unknown subcommand "{esc(sub)}". Accepted: {", ".join(SUBCOMMANDS)}.\n{USAGE}')
+
+
+def _reserve_or_quote(
+    s: Services,
+    ack: Ack,
+    command: dict[str, Any],
+    respond: Respond,
+    client: WebClient,
+    sub: str,
+    rest: str,
+) -> None:
+    try:
+        draft = s.quotes.parse(rest)
+        request = s.quotes.complete(draft)
+    except RequestSyntaxError as exc:
+        ack(
+            text=f":warning: {esc(str(exc))}\nExample: `/gpu {sub} 2x p5.48xlarge 3d from "
+            "2026-12-14`. `/gpu help` lists every piece."
+        )
+        return
+    except IncompleteRequest as exc:
+        if sub == "quote":
+            ack(
+                text=f":warning: Missing {', '.join(exc.missing)}. Example: `/gpu quote 2x "
+                "p5.48xlarge 3d from 2026-12-14`."
+            )
+            return
+        ack()
+        s.background.submit(_open_form, s, client, command, draft, exc.missing)
+        return
+    ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
+    if sub == "quote":
+        s.background.submit(_quote_only, s, respond, request)
+    else:
+        s.background.submit(start_request, s, respond, command["user_id"], request)
+
+
+def _open_form(
+    s: Services,
+    client: WebClient,
+    command: dict[str, Any],
+    draft: RequestDraft,
+    missing: list[str],
+) -> None:
+    note = None
+    if draft != RequestDraft():
+        note = "Filled in from your command; still needed: " + ", ".join(missing) + "."
+    metadata = {
+        "response_url": command.get("response_url", ""),
+        "channel": command.get("channel_id", ""),
+    }
+    view = reserve_form(draft, s.catalog.instance_types, s.settings.aws_region, metadata, note)
+    client.views_open(trigger_id=command["trigger_id"], view=view)
+
+
+def _quote_only(s: Services, respond: Respond, request: Any) -> None:
+    quote = s.quotes.quote(request)
+    respond(text=quote_fallback(quote), blocks=quote_blocks(quote), replace_original=True)
+
+
+def start_request(s: Services, respond: Respond, user: str, request: Any) -> None:
+    """A new request: draft, then the comparison with Submit / Cancel buttons."""
+    record = s.requests.quote(s.requests.open(user, request))
+    if record.quote is None:
+        respond(text=f":x: {esc(record.failure or 'Quoting failed.')}", replace_original=True)
+        return
+    respond(
+        text=quote_fallback(record.quote),
+        blocks=quote_blocks(record.quote, record.id),
+        replace_original=True,
+    )
+
+
+def _status(s: Services, respond: Respond, user: str, request_id: str) -> None:
+    if request_id:
+        record = s.requests.get(request_id)
+    else:
+        latest = s.requests.mine(user, limit=1)
+        record = latest[0] if latest else None
+    if record is None:
+        what = f"request {esc(request_id)}" if request_id else "any request of yours"
+        respond(text=f"I can't find {what}. `/gpu list` shows yours.")
+        return
+    respond(
+        text=f"Request {record.id}: {record.state.label}",
+        blocks=status_blocks(record, s.requests.history(record.id)),
+    )
+
+
+def _list(s: Services, respond: Respond, user: str) -> None:
+    blocks = list_blocks("Your requests", s.requests.mine(user), "No requests yet.")
+    if s.approvals.is_approver(user):
+        blocks += list_blocks(
+            "Waiting for approval", s.approvals.waiting_for(user), "Nothing waits for you."
+        )
+    respond(text="Your GPU requests", blocks=blocks)
+
+
+def _cancel(s: Services, respond: Respond, user: str, request_id: str) -> None:
+    try:
+        record = s.requests.cancel(request_id, user)
+    except RequestError as exc:
+        reply_error(respond, str(exc))
+        return
+    respond(text=f":wastebasket: Cancelled {record.id} ({esc(request_title(record.request))}).")

@@ -1,0 +1,101 @@
+"""`gpu-bot serve` as operators run it: a separate process, gunicorn, real Redis,
+Slack's Web API faked. One signed slash command goes all the way through."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from tests import slack_payloads as payloads
+from tests.conftest import free_port
+from tests.slack_fake import FakeSlack
+
+SECRET = "serve-test-secret"
+
+
+@pytest.fixture
+def served(redis_url: str, namespace: str, fake_slack: FakeSlack) -> Iterator[str]:
+    port = free_port()
+    env = os.environ | {
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": fake_slack.api_url,
+        "REDIS_URL": redis_url,
+        "GPU_BOT_NAMESPACE": namespace,
+        "GPU_BOT_APPROVERS": "U0APPROVER",
+        "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+    }
+    env.pop("SLACK_APP_TOKEN", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=1) as r:  # noqa: S310
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            proc.kill()
+            out = proc.stdout.read().decode() if proc.stdout else ""
+            pytest.fail(f"gpu-bot serve did not come up:\n{out}")
+        yield base
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_serve_answers_a_signed_command_end_to_end(served: str, fake_slack: FakeSlack) -> None:
+    body, ctype = payloads.slash_command(
+        "reserve 2x p5.48xlarge 3d from 2026-12-14 ec2",
+        "U0REQUESTER",
+        fake_slack.response_url("e2e"),
+    )
+    headers = {"Content-Type": ctype, **payloads.sign(SECRET, body)}
+    request = urllib.request.Request(
+        f"{served}/slack/events", data=body.encode(), headers=headers, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=5) as reply:  # noqa: S310
+        assert reply.status == 200
+        assert "Comparing options" in reply.read().decode()
+    (answer,) = fake_slack.wait_for("response_url", 1, timeout=20)
+    assert "Recommended" in json.dumps(answer.args["blocks"])
+
+
+def test_serve_rejects_an_unsigned_request(served: str) -> None:
+    body, ctype = payloads.slash_command("help", "U0REQUESTER", "http://127.0.0.1:9/")
+    request = urllib.request.Request(
+        f"{served}/slack/events", data=body.encode(), headers={"Content-Type": ctype}, method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=5)  # noqa: S310
+    assert info.value.code == 401
+
+
+def test_serve_refuses_to_start_without_what_it_needs() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "GPU_BOT_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "serve"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "GPU_BOT_APPROVERS",
+        "GPU_BOT_APPROVAL_CHANNEL",
+    ):
+        assert name in done.stderr

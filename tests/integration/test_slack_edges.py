@@ -1,0 +1,314 @@
+"""Signatures, escaping, Web API faults, forms, and the read-only commands."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from bot.blocks.ids import ActionId, CallbackId, FormBlock
+from bot.domain.lifecycle import State
+from tests import slack_payloads as payloads
+from tests.integration.test_slack_flow import REQUEST, action_ids, quoted, submitted
+from tests.slack_harness import APPROVAL_CHANNEL, APPROVER, REQUESTER, BotUnderTest
+from tests.slack_payloads import select, text_input
+
+
+def _keys(bot: BotUnderTest) -> list[str]:
+    store = bot.services.store
+    return sorted(store.redis.scan_iter(match=store.prefix + "*"))
+
+
+# --- signatures -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("signed", "secret", "age"),
+    [
+        (False, "test-signing-secret", 0),
+        (True, "wrong-secret", 0),
+        (True, "test-signing-secret", 301),
+    ],
+    ids=["missing", "bad", "stale"],
+)
+def test_bad_signatures_get_401_and_change_nothing(make_bot, signed, secret, age) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    bot.fake.reset()  # forget auth.test at start-up
+    before = _keys(bot)
+    _, url = bot.new_response_url()
+    body = payloads.slash_command(f"reserve {REQUEST}", REQUESTER, url)
+    reply = bot.post(*body, signed=signed, secret=secret, timestamp=int(time.time()) - age)
+    assert reply.status == 401
+    bot.wait()
+    assert _keys(bot) == before
+    assert bot.fake.calls == []
+
+
+def test_a_signed_body_that_was_tampered_with_gets_401(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    _, url = bot.new_response_url()
+    body, ctype = payloads.button_click(ActionId.APPROVE.value, request_id, "U0SOMEONE", url)
+    headers = payloads.sign("test-signing-secret", body)
+    forged = body.replace("U0SOMEONE", APPROVER)
+    reply = bot.post(forged, ctype, signed=False, headers=headers)
+    assert reply.status == 401
+    bot.wait()
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+
+
+# --- escaping -------------------------------------------------------------------------
+
+NASTY = "<!channel> ping <@U0BOSS> & <https://evil.example|click here> <!subteam^S1>"
+
+
+def test_user_text_is_escaped_everywhere_it_is_shown(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    text = f'2x p5.48xlarge 3d from 2026-12-14 ec2 reason="{NASTY}"'
+    reply, token = bot.command(f"reserve {text}")
+    bot.wait()
+    quote_blocks = json.dumps(bot.responses(token)[0]["blocks"])
+    request_id = json.loads(quote_blocks and json.dumps(bot.responses(token)[0]["blocks"]))[-1][
+        "elements"
+    ][0]["value"]
+    assert bot.record(request_id).request.reason == NASTY  # stored as typed
+    _, url = bot.new_response_url()
+    bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input(NASTY),
+        },
+        REQUESTER,
+        json.dumps({"request": request_id, "response_url": url}),
+    )
+    bot.wait()
+    bot.click(ActionId.REJECT_OPEN.value, request_id, APPROVER)
+    bot.wait()
+    meta = bot.fake.of("views.open")[-1].view()["private_metadata"]
+    bot.submit_view(
+        CallbackId.REJECT.value, {FormBlock.REJECT_REASON.value: text_input(NASTY)}, APPROVER, meta
+    )
+    bot.wait()
+    shown = [quote_blocks] + [
+        json.dumps(c.args)
+        for c in bot.fake.calls
+        if c.method in ("chat.postMessage", "chat.update", "response_url")
+    ]
+    for text_sent in shown:
+        for raw in ("<!channel>", "<@U0BOSS>", "<https://evil.example", "<!subteam"):
+            assert raw not in text_sent
+    assert any("&lt;!channel&gt;" in t for t in shown)
+    assert any("&amp;" in t for t in shown)
+
+
+# --- Web API faults -------------------------------------------------------------------
+
+
+def test_429_is_retried_after_retry_after_and_the_card_is_posted_once(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = quoted(bot)
+    bot.fake.fail("chat.postMessage", 429, times=1, retry_after=1)
+    started = time.monotonic()
+    bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input("load test"),
+        },
+        REQUESTER,
+        json.dumps({"request": request_id}),
+    )
+    bot.wait()
+    waited = time.monotonic() - started
+    attempts = [
+        c
+        for c in bot.fake.of("chat.postMessage", ok_only=False)
+        if c.args.get("channel") == APPROVAL_CHANNEL
+    ]
+    assert [c.status for c in attempts] == [429, 200]
+    assert waited >= 1.0  # Retry-After honoured
+    assert bot.record(request_id).approval_message is not None
+
+
+def test_500_is_retried(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    bot.fake.fail("chat.update", 500, times=1)
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.wait()
+    assert [c.status for c in bot.fake.of("chat.update", ok_only=False)] == [500, 200]
+    assert bot.record(request_id).state is State.APPROVED
+
+
+def test_slack_down_after_approval_keeps_the_state(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    bot.fake.fail("chat.update", 500, times=10)
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.wait()
+    assert bot.record(request_id).state is State.APPROVED  # the card is stale, not the state
+
+
+# --- the reserve form ------------------------------------------------------------------
+
+
+def test_missing_pieces_open_a_prefilled_form(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, _ = bot.command("reserve ml.p5.48xlarge inference")
+    assert reply.status == 200
+    bot.wait()
+    (opened,) = bot.fake.of("views.open")
+    view = opened.view()
+    assert view["callback_id"] == CallbackId.RESERVE_FORM.value
+    blocks = {b.get("block_id"): b for b in view["blocks"]}
+    assert blocks["instance_type"]["element"]["initial_option"]["value"] == "p5.48xlarge"
+    assert blocks["environment"]["element"]["initial_option"]["value"] == "sagemaker"
+    assert blocks["workload"]["element"]["initial_option"]["value"] == "inference"
+    assert "still needed: count, duration, start" in json.dumps(view["blocks"])
+
+
+def test_the_form_validates_fields_inline_and_changes_nothing(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    before = _keys(bot)
+    values = {
+        "count": {"type": "number_input", "value": "2"},
+        "instance_type": select("p5.48xlarge"),
+        "duration": text_input("3 fortnights"),
+        "start_date": {"type": "datepicker", "selected_date": "2020-01-01"},
+        "region": text_input("us-east-1"),
+        "environment": select("ec2"),
+        "workload": select("training"),
+        "utilization": {"type": "number_input", "value": "80"},
+    }
+    reply = bot.submit_view(CallbackId.RESERVE_FORM.value, values, REQUESTER)
+    answer = json.loads(reply.body)
+    assert answer["response_action"] == "errors"
+    assert "3 fortnights" in answer["errors"]["duration"]
+    assert "36h, 3d, 2w" in answer["errors"]["duration"]
+    assert "in the past" in answer["errors"]["start_date"]
+    assert set(answer["errors"]) == {"duration", "start_date"}
+    bot.wait()
+    assert _keys(bot) == before
+
+
+def test_a_valid_form_gets_the_comparison(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    token, url = bot.new_response_url()
+    values = {
+        "count": {"type": "number_input", "value": "2"},
+        "instance_type": select("p5.48xlarge"),
+        "duration": text_input("3d"),
+        "start_date": {"type": "datepicker", "selected_date": "2026-12-14"},
+        "start_time": {"type": "timepicker", "selected_time": "09:00"},
+        "region": text_input("us-east-1"),
+        "environment": select("ec2"),
+        "workload": select("training"),
+        "utilization": {"type": "number_input", "value": "90"},
+        "reason": text_input("load test"),
+    }
+    reply = bot.submit_view(
+        CallbackId.RESERVE_FORM.value, values, REQUESTER, json.dumps({"response_url": url})
+    )
+    assert (reply.status, reply.body) == (200, "")
+    bot.wait()
+    responses = bot.responses(token)
+    assert "Recommended: Capacity Block" in json.dumps(responses[-1]["blocks"])
+    request_id = (
+        action_ids(responses[-1]["blocks"]) and responses[-1]["blocks"][-1]["elements"][0]["value"]
+    )
+    record = bot.record(request_id)
+    assert record.request.start.hour == 9
+    assert record.request.utilization_pct == 90
+
+
+# --- read-only commands and bad input ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("frobnicate", 'Unknown subcommand "frobnicate"'),
+        ("reserve 2x p5.48xlarg 3d from 2026-12-14", 'unknown instance type "p5.48xlarg"'),
+        ("reserve 2x p5.48xlarge 3d from 2026-12-14 colour=blue", "unknown setting"),
+        ("quote p5.48xlarge", "Missing count, duration, start"),
+        ("cancel", "Which request?"),
+        ("reserve <!channel>", "&lt;!channel&gt;"),
+    ],
+)
+def test_bad_input_gets_a_clear_message_and_changes_nothing(make_bot, text, expected) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    before = _keys(bot)
+    reply, _ = bot.command(text)
+    assert reply.status == 200
+    assert expected in reply.body
+    bot.wait()
+    assert _keys(bot) == before
+    assert "<!channel>" not in reply.body
+
+
+def test_quote_only_compares_and_stores_nothing(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    before = _keys(bot)
+    _, token = bot.command("quote 2x p5.48xlarge 3d from 2026-12-14 util=40% ec2")
+    bot.wait()
+    blocks = bot.responses(token)[0]["blocks"]
+    assert "Recommended: On-Demand" in json.dumps(blocks)
+    assert action_ids(blocks) == []
+    assert [k for k in _keys(bot) if ":price:" not in k] == [k for k in before]
+
+
+def test_status_and_list(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    _, token = bot.command(f"status {request_id}")
+    bot.wait()
+    text = json.dumps(bot.responses(token)[0]["blocks"])
+    assert "Pending approval" in text
+    assert "submitted by" in text  # history from the audit trail
+    _, token = bot.command("status")  # my latest
+    bot.wait()
+    assert request_id in json.dumps(bot.responses(token)[0]["blocks"])
+    _, token = bot.command("list")
+    bot.wait()
+    assert request_id in json.dumps(bot.responses(token)[0]["blocks"])
+    _, token = bot.command("list", APPROVER)
+    bot.wait()
+    listing = json.dumps(bot.responses(token)[0]["blocks"])
+    assert "Waiting for approval" in listing and request_id in listing
+    _, token = bot.command("status R999")
+    bot.wait()
+    assert "can't find request R999" in bot.responses(token)[0]["text"]
+
+
+# --- App Home --------------------------------------------------------------------------
+
+
+def test_home_shows_requests_and_approvers_get_buttons(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    bot.post(
+        *payloads.event(
+            {"type": "app_home_opened", "user": REQUESTER, "tab": "home", "channel": "D1"}
+        )
+    )
+    bot.post(
+        *payloads.event(
+            {"type": "app_home_opened", "user": APPROVER, "tab": "home", "channel": "D2"}
+        )
+    )
+    bot.wait()
+    views = {c.args["user_id"]: c.view() for c in bot.fake.of("views.publish")}
+    assert request_id in json.dumps(views[REQUESTER]["blocks"])
+    assert action_ids(views[REQUESTER]["blocks"]) == []
+    assert action_ids(views[APPROVER]["blocks"]) == [
+        ActionId.APPROVE.value,
+        ActionId.REJECT_OPEN.value,
+    ]
+    bot.fake.reset()
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.wait()
+    assert bot.record(request_id).state is State.APPROVED
+    (republished,) = bot.fake.of("views.publish")
+    assert action_ids(republished.view()["blocks"]) == []

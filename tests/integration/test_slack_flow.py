@@ -1,0 +1,405 @@
+"""The whole Slack flow over HTTP: signed payloads into the running Bolt app, Slack's Web
+API faked locally, Redis real. Each test reads what the bot sent to Slack and what it
+stored."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.blocks.ids import ActionId, CallbackId, FormBlock
+from bot.domain.lifecycle import State
+from tests.slack_harness import (
+    APPROVAL_CHANNEL,
+    APPROVER,
+    APPROVER_2,
+    OUTSIDER,
+    REQUESTER,
+    BotUnderTest,
+)
+from tests.slack_payloads import select, text_input
+
+REQUEST = '2x p5.48xlarge 3d from 2026-12-14 ec2 util=90% reason="launch load test"'
+
+
+def action_ids(blocks: list[dict[str, Any]]) -> list[str]:
+    return [e.get("action_id") for b in blocks if b.get("type") == "actions" for e in b["elements"]]
+
+
+def quoted(bot: BotUnderTest, text: str = REQUEST, user: str = REQUESTER) -> str:
+    """Run `/gpu reserve TEXT`; returns the new request id."""
+    reply, token = bot.command(f"reserve {text}", user)
+    assert reply.status == 200
+    bot.wait()
+    (response,) = [r for r in bot.responses(token) if r.get("blocks")]
+    submit = [
+        e
+        for b in response["blocks"]
+        if b.get("type") == "actions"
+        for e in b["elements"]
+        if e["action_id"] == ActionId.SUBMIT_OPEN.value
+    ]
+    return str(submit[0]["value"])
+
+
+def submitted(
+    bot: BotUnderTest,
+    text: str = REQUEST,
+    pick: str = "capacity-block:0",
+    reason: str = "launch load test",
+) -> str:
+    request_id = quoted(bot, text)
+    _token, response_url = bot.new_response_url()
+    reply = bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {FormBlock.CHOICE.value: select(pick), FormBlock.REASON.value: text_input(reason)},
+        REQUESTER,
+        json.dumps({"request": request_id, "response_url": response_url}),
+    )
+    assert reply.status == 200, reply.body
+    assert reply.body == ""
+    bot.wait()
+    return request_id
+
+
+def test_help_answers_in_the_ack(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, _ = bot.command("help")
+    assert reply.status == 200
+    assert "/gpu reserve" in reply.body
+
+
+def test_reserve_shows_the_comparison_with_the_recommendation(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, token = bot.command(f"reserve {REQUEST}")
+    assert reply.status == 200
+    assert "Comparing options for 2x p5.48xlarge" in reply.body
+    bot.wait()
+    (response,) = bot.responses(token)
+    text = json.dumps(response["blocks"])
+    assert "Recommended: Capacity Block" in text
+    assert "$4,983.55" in text
+    for label in ("On-Demand", "Spot", "Training plan", "On-Demand Capacity Reservation"):
+        assert label in text
+    assert action_ids(response["blocks"]) == [ActionId.SUBMIT_OPEN.value, ActionId.CANCEL.value]
+    request_id = action_ids and response["blocks"][-1]["elements"][0]["value"]
+    assert bot.record(request_id).state is State.QUOTED
+    actions = [e.action for e in bot.services.store.audit(request_id)]
+    assert actions == ["created", "quoted"]
+
+
+def test_submit_opens_a_form_with_the_recommended_option_preselected(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = quoted(bot)
+    reply, _ = bot.click(ActionId.SUBMIT_OPEN.value, request_id, REQUESTER)
+    assert reply.status == 200
+    bot.wait()
+    (opened,) = bot.fake.of("views.open")
+    view = opened.view()
+    assert view["callback_id"] == CallbackId.SUBMIT.value
+    choice = next(b for b in view["blocks"] if b.get("block_id") == FormBlock.CHOICE.value)
+    assert choice["element"]["initial_option"]["value"] == "capacity-block:0"
+    reason = next(b for b in view["blocks"] if b.get("block_id") == FormBlock.REASON.value)
+    assert reason["element"]["initial_value"] == "launch load test"
+
+
+def test_submission_posts_the_request_for_approval(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    record = bot.record(request_id)
+    assert record.state is State.PENDING_APPROVAL
+    assert record.choice is not None and record.choice.total_usd == 4983.55
+    (post,) = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
+    blocks = post.blocks()
+    assert action_ids(blocks) == [ActionId.APPROVE.value, ActionId.REJECT_OPEN.value]
+    approve = blocks[-1]["elements"][0]
+    assert "$4,983.55" in approve["confirm"]["text"]["text"]
+    assert f"<@{REQUESTER}>" in post.text_of_blocks()
+    assert record.approval_message is not None
+    assert record.approval_deadline is not None
+    assert bot.services.store.due_at(f"timeout:{request_id}") == record.approval_deadline
+
+
+def test_approval_updates_the_card_in_place_and_tells_the_requester(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    reply, _ = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    assert reply.status == 200
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.APPROVED
+    assert record.approvers == [APPROVER]
+    (update,) = bot.fake.of("chat.update")
+    assert action_ids(update.blocks()) == []  # no live buttons on a decided request
+    assert f"approved by <@{APPROVER}>" in update.text_of_blocks()
+    dms = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
+    assert len(dms) == 1
+    assert "was approved" in dms[0].args["text"]
+    assert bot.services.store.due_at(f"timeout:{request_id}") is None
+    audit = bot.services.store.audit(request_id)
+    assert [e.action for e in audit] == ["created", "quoted", "submitted", "posted", "approved"]
+    assert audit[-1].actor == APPROVER
+    assert audit[-1].usd == 4983.55
+
+
+def test_the_requester_cannot_approve_their_own_request(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(approvers=[REQUESTER, APPROVER])
+    request_id = submitted(bot)
+    before = bot.services.store.audit(request_id)
+    _, token = bot.click(ActionId.APPROVE.value, request_id, REQUESTER)
+    bot.wait()
+    (refusal,) = bot.responses(token)
+    assert "your own request" in refusal["text"]
+    assert refusal["response_type"] == "ephemeral"
+    assert refusal["replace_original"] is False
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+    assert bot.services.store.audit(request_id) == before
+    assert bot.fake.of("chat.update") == []
+
+
+def test_someone_who_is_not_an_approver_is_refused(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    _, token = bot.click(ActionId.APPROVE.value, request_id, OUTSIDER)
+    bot.wait()
+    (refusal,) = bot.responses(token)
+    assert "Only approvers" in refusal["text"]
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+    assert bot.fake.of("chat.update") == []
+
+
+def test_members_of_the_approver_group_may_approve(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(approvers=[], approver_group="S0APPROVERS")
+    request_id = submitted(bot)
+    bot.click(ActionId.APPROVE.value, request_id, "U0GROUPAPPROVER")
+    bot.wait()
+    assert bot.record(request_id).state is State.APPROVED
+    assert len(bot.fake.of("usergroups.users.list")) == 1
+
+
+# --- money safety under concurrency ---------------------------------------------------
+
+
+def _approvals_in_audit(bot: BotUnderTest, request_id: str) -> int:
+    return sum(e.action == "approved" for e in bot.services.store.audit(request_id))
+
+
+def test_twenty_concurrent_approve_clicks_make_one_transition(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    bot = make_bot()
+    request_id = submitted(bot)
+    with ThreadPoolExecutor(20) as pool:
+        replies = list(
+            pool.map(
+                lambda i: bot.click(
+                    ActionId.APPROVE.value, request_id, APPROVER if i % 2 else APPROVER_2
+                )[0],
+                range(20),
+            )
+        )
+    assert all(r.status == 200 for r in replies)
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.APPROVED
+    assert len(record.approvals) == 1
+    assert _approvals_in_audit(bot, request_id) == 1
+    assert bot.services.store.ids_in_state(State.APPROVED) == [request_id]
+    assert len(bot.fake.of("chat.update")) == 1
+    dms = [c for c in bot.fake.of("chat.postMessage") if "was approved" in c.args.get("text", "")]
+    assert len(dms) == 1
+
+
+def test_a_slack_retry_of_the_same_delivery_changes_nothing_twice(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from tests import slack_payloads as payloads
+
+    bot = make_bot()
+    request_id = submitted(bot)
+    _, url = bot.new_response_url()
+    body = payloads.button_click(ActionId.APPROVE.value, request_id, APPROVER, url)
+    first = bot.post(*body)
+    retry = bot.post(
+        *body, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    )
+    assert (first.status, retry.status) == (200, 200)
+    bot.wait()
+    assert _approvals_in_audit(bot, request_id) == 1
+    assert len(bot.fake.of("chat.update")) == 1
+
+
+def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    one = make_bot()
+    two = make_bot()  # same Redis namespace, own services, own HTTP server
+    request_id = submitted(one)
+    with ThreadPoolExecutor(10) as pool:
+        list(
+            pool.map(
+                lambda i: (one if i % 2 else two).click(
+                    ActionId.APPROVE.value, request_id, APPROVER
+                )[0],
+                range(10),
+            )
+        )
+    one.wait()
+    two.wait()
+    assert _approvals_in_audit(one, request_id) == 1
+    assert one.record(request_id).state is State.APPROVED
+
+
+def test_above_the_second_approval_amount_two_different_approvers_are_needed(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(second_approval_usd=1000)
+    request_id = submitted(bot)
+    assert bot.record(request_id).required_approvals == 2
+    _, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.wait()
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+    assert "needs one more approver" in bot.responses(token)[0]["text"]
+    _, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)  # same person again
+    bot.wait()
+    assert "approved this already" in bot.responses(token)[0]["text"]
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER_2)
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.APPROVED
+    assert record.approvers == [APPROVER, APPROVER_2]
+    assert _approvals_in_audit(bot, request_id) == 1
+    assert [e.action for e in bot.services.store.audit(request_id)].count("approval") == 1
+
+
+def test_above_the_hard_limit_the_request_is_refused_before_it_is_posted(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(max_request_usd=1000)
+    request_id = quoted(bot)
+    reply = bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input("launch"),
+        },
+        REQUESTER,
+        json.dumps({"request": request_id}),
+    )
+    answer = json.loads(reply.body)
+    assert answer["response_action"] == "errors"
+    assert "$4,983.55" in answer["errors"][FormBlock.CHOICE.value]
+    assert "$1,000.00 limit" in answer["errors"][FormBlock.CHOICE.value]
+    bot.wait()
+    assert bot.record(request_id).state is State.QUOTED
+    assert [
+        c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL
+    ] == []
+
+
+def test_only_the_requester_can_submit(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = quoted(bot)
+    reply = bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input("mine now"),
+        },
+        OUTSIDER,
+        json.dumps({"request": request_id}),
+    )
+    assert "not yours" in json.loads(reply.body)["errors"][FormBlock.CHOICE.value]
+    assert bot.record(request_id).state is State.QUOTED
+
+
+# --- reject, cancel, time out ---------------------------------------------------------
+
+
+def test_reject_asks_for_a_reason_and_records_it(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    bot.click(ActionId.REJECT_OPEN.value, request_id, APPROVER)
+    bot.wait()
+    (opened,) = bot.fake.of("views.open")
+    view = opened.view()
+    assert view["callback_id"] == CallbackId.REJECT.value
+    empty = bot.submit_view(
+        CallbackId.REJECT.value,
+        {FormBlock.REJECT_REASON.value: text_input("   ")},
+        APPROVER,
+        view["private_metadata"],
+    )
+    assert json.loads(empty.body)["response_action"] == "errors"
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+    done = bot.submit_view(
+        CallbackId.REJECT.value,
+        {FormBlock.REJECT_REASON.value: text_input("use the Q1 budget")},
+        APPROVER,
+        view["private_metadata"],
+    )
+    assert done.status == 200
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.REJECTED
+    assert record.rejection is not None and record.rejection.reason == "use the Q1 budget"
+    (update,) = bot.fake.of("chat.update")
+    assert action_ids(update.blocks()) == []
+    assert "use the Q1 budget" in update.text_of_blocks()
+    dm = [c for c in bot.fake.of("chat.postMessage") if "rejected" in c.args.get("text", "")]
+    assert len(dm) == 1 and dm[0].args["channel"] == REQUESTER
+
+
+def test_the_requester_cannot_reject_either(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(approvers=[REQUESTER])
+    request_id = submitted(bot)
+    _, token = bot.click(ActionId.REJECT_OPEN.value, request_id, REQUESTER)
+    bot.wait()
+    assert bot.fake.of("views.open") == [] or all(
+        c.view().get("callback_id") != CallbackId.REJECT.value for c in bot.fake.of("views.open")
+    )
+    assert "your own request" in bot.responses(token)[0]["text"]
+
+
+def test_cancel_by_command_updates_the_card(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    _, token = bot.command(f"cancel {request_id}", OUTSIDER)
+    bot.wait()
+    assert "Only the requester" in bot.responses(token)[0]["text"]
+    _, token = bot.command(f"cancel {request_id.lower()}")
+    bot.wait()
+    assert "Cancelled" in bot.responses(token)[0]["text"]
+    assert bot.record(request_id).state is State.CANCELLED
+    (update,) = bot.fake.of("chat.update")
+    assert action_ids(update.blocks()) == []
+    assert bot.services.store.due_at(f"timeout:{request_id}") is None
+    _, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)  # too late
+    bot.wait()
+    assert "cancelled already" in bot.responses(token)[0]["text"]
+    assert bot.record(request_id).state is State.CANCELLED
+
+
+def test_a_pending_request_times_out(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from bot.worker import Worker
+
+    bot = make_bot(approval_timeout=timedelta(hours=6))
+    request_id = submitted(bot)
+    worker = Worker(bot.services)
+    bot.clock.advance(timedelta(hours=5, minutes=59))
+    assert worker.run_once() == 0
+    bot.clock.advance(timedelta(minutes=2))
+    assert worker.run_once() == 1
+    record = bot.record(request_id)
+    assert record.state is State.TIMED_OUT
+    (update,) = bot.fake.of("chat.update")
+    assert action_ids(update.blocks()) == []
+    assert any("timed out" in c.args.get("text", "") for c in bot.fake.of("chat.postMessage"))
+    assert worker.run_once() == 0  # acked: not run again
+
+
+def test_the_deadline_is_never_after_the_offering_starts(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    bot = make_bot(approval_timeout=timedelta(days=30))
+    request_id = submitted(bot)
+    record = bot.record(request_id)
+    offering = record.chosen_offering
+    assert offering is not None and record.approval_deadline == offering.start

@@ -1,0 +1,169 @@
+"""The bot under test: the real Bolt app and services on a real Redis, served over HTTP
+by a threaded WSGI server, with Slack's Web API faked by `FakeSlack`."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from bot.adapters.aws.market import AwsMarket
+from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from bot.adapters.clock import ManualClock
+from bot.adapters.store import RedisStore
+from bot.app import Services, build_app, build_services
+from bot.config import Settings
+from bot.domain.records import CapacityRecord
+from bot.server import wsgi_app
+from tests import slack_payloads as payloads
+from tests.slack_fake import FakeSlack
+
+SECRET = "test-signing-secret"
+REQUESTER = "U0REQUESTER"
+APPROVER = "U0APPROVER"
+APPROVER_2 = "U0APPROVER2"
+GROUP_APPROVER = "U0GROUPAPPROVER"
+OUTSIDER = "U0OUTSIDER"
+APPROVAL_CHANNEL = "C0APPROVALS"
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@dataclass
+class Reply:
+    status: int
+    body: str
+
+
+class BotUnderTest:
+    def __init__(
+        self, fake: FakeSlack, store: RedisStore, clock: ManualClock, **settings: Any
+    ) -> None:
+        self.fake = fake
+        self.clock = clock
+        config = {
+            "slack_bot_token": "xoxb-test",
+            "slack_signing_secret": SECRET,
+            "slack_api_url": fake.api_url,
+            "approvers": [APPROVER, APPROVER_2],
+            "approval_channel": APPROVAL_CHANNEL,
+        } | settings
+        self.settings = Settings.model_validate(
+            {
+                Settings.model_fields[k].validation_alias.choices[0]: v  # type: ignore[union-attr]
+                for k, v in config.items()
+            }
+        )
+        self.market = SandboxMarket(clock=clock)
+        market = AwsMarket(
+            lambda region: sandbox_clients(self.market, region),  # type: ignore[arg-type,return-value]
+            _catalog(),
+            cache=store,
+        )
+        self.services: Services = build_services(
+            self.settings, clock=clock, store=store, market=market
+        )
+        self.app = build_app(self.services)
+        self.server = make_server(
+            "127.0.0.1",
+            0,
+            wsgi_app(self.app, store.ping),
+            server_class=_ThreadingWSGIServer,
+            handler_class=_QuietHandler,
+        )
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self._tokens = itertools.count(1)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/slack/events"
+
+    def close(self) -> None:
+        self.services.background.wait_idle(10)
+        self.server.shutdown()
+        self.server.server_close()
+        self.services.close()
+
+    # --- sending ----------------------------------------------------------------------
+
+    def post(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        signed: bool = True,
+        timestamp: int | None = None,
+        secret: str = SECRET,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        all_headers = {"Content-Type": content_type}
+        if signed:
+            all_headers |= payloads.sign(secret, body, timestamp)
+        all_headers |= headers or {}
+        request = urllib.request.Request(  # noqa: S310 - our own http://127.0.0.1 URL
+            self.url, data=body.encode(), headers=all_headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+                return Reply(response.status, response.read().decode())
+        except urllib.error.HTTPError as exc:
+            return Reply(exc.code, exc.read().decode())
+
+    def new_response_url(self) -> tuple[str, str]:
+        token = f"r{next(self._tokens)}"
+        return token, self.fake.response_url(token)
+
+    def command(self, text: str, user: str = REQUESTER) -> tuple[Reply, str]:
+        token, url = self.new_response_url()
+        return self.post(*payloads.slash_command(text, user, url)), token
+
+    def click(
+        self, action_id: str, value: str, user: str, container: str = "message"
+    ) -> tuple[Reply, str]:
+        token, url = self.new_response_url()
+        body = payloads.button_click(
+            action_id, value, user, url if container == "message" else None, container
+        )
+        return self.post(*body), token
+
+    def submit_view(
+        self,
+        callback_id: str,
+        values: dict[str, dict[str, Any]],
+        user: str,
+        private_metadata: str = "",
+    ) -> Reply:
+        return self.post(*payloads.view_submission(callback_id, values, user, private_metadata))
+
+    def wait(self) -> None:
+        assert self.services.background.wait_idle(20), "background work did not finish"
+
+    # --- reading ----------------------------------------------------------------------
+
+    def record(self, request_id: str) -> CapacityRecord:
+        record = self.services.store.get(request_id)
+        assert record is not None
+        return record
+
+    def responses(self, token: str) -> list[dict[str, Any]]:
+        return [c.args for c in self.fake.of("response_url") if c.token == token]
+
+
+def _catalog():  # type: ignore[no-untyped-def]
+    from bot.domain.catalog import default_catalog
+
+    return default_catalog()
