@@ -1,0 +1,103 @@
+"""The sandbox capacity market: the state and rules behind the simulated AWS calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from bot.adapters.aws.sandbox.block_offerings import BlockOfferings
+from bot.adapters.aws.sandbox.capacity_blocks import CapacityBlocks
+from bot.adapters.aws.sandbox.conditions import MarketConditions
+from bot.adapters.aws.sandbox.errors import SandboxError
+from bot.adapters.aws.sandbox.parts import MarketParts
+from bot.adapters.aws.sandbox.plan_offerings import PlanOfferings
+from bot.adapters.aws.sandbox.price_list import PriceList
+from bot.adapters.aws.sandbox.spot_prices import SpotPrices
+from bot.adapters.aws.sandbox.store import InMemoryMarketStore, MarketStore
+from bot.adapters.aws.sandbox.training_plans import TrainingPlans
+from bot.adapters.aws.sandbox.zones import DEFAULT_ZONES
+from bot.adapters.clock import Clock
+from bot.domain.catalog import Catalog, default_catalog
+
+Answer = Callable[[Mapping[str, Any], str], dict[str, Any]]
+
+SANDBOX_ACCOUNT_ID = "123456789012"
+
+
+class SandboxMarket:
+    """Answers the capacity and price calls for one simulated AWS account.
+
+    `handle` takes the parameters botocore has already validated against the real model
+    and returns the response dict, or raises `SandboxError` with AWS's code and message.
+    Purchases live in `store`; their states follow from `clock`.
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        catalog: Catalog | None = None,
+        zones: Mapping[str, tuple[str, ...]] = DEFAULT_ZONES,
+        *,
+        store: MarketStore | None = None,
+        conditions: MarketConditions | None = None,
+        payment_delay: timedelta = timedelta(minutes=2),
+        account_id: str = SANDBOX_ACCOUNT_ID,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.conditions = conditions or MarketConditions()
+        parts = MarketParts(
+            clock=clock,
+            catalog=catalog or default_catalog(),
+            zones=zones,
+            store=store or InMemoryMarketStore(),
+            conditions=self.conditions,
+            payment_delay=payment_delay,
+            account_id=account_id,
+        )
+        block_offerings, blocks = BlockOfferings(parts), CapacityBlocks(parts)
+        plan_offerings, plans = PlanOfferings(parts), TrainingPlans(parts)
+        spot, price_list = SpotPrices(parts), PriceList(parts)
+        self._sleep = sleep
+        self._routes: dict[str, dict[str, Answer]] = {
+            "ec2": {
+                "DescribeCapacityBlockOfferings": block_offerings.describe,
+                "PurchaseCapacityBlock": blocks.purchase,
+                "DescribeCapacityBlocks": blocks.describe_blocks,
+                "DescribeCapacityReservations": blocks.describe_reservations,
+                "DescribeSpotPriceHistory": spot.history,
+            },
+            "sagemaker": {
+                "SearchTrainingPlanOfferings": plan_offerings.search,
+                "CreateTrainingPlan": plans.create,
+                "DescribeTrainingPlan": plans.describe,
+                "ListTrainingPlans": plans.list_plans,
+            },
+            "pricing": {"GetProducts": price_list.get_products},
+        }
+
+    def operations(self, service: str) -> tuple[str, ...]:
+        """The operations of `service` (botocore's hyphenized service id) the market answers."""
+        return tuple(self._routes.get(service, {}))
+
+    def handle(
+        self, service: str, operation: str, params: Mapping[str, Any], region: str
+    ) -> dict[str, Any]:
+        answer = self._routes[service][operation]
+        if self.conditions.latency_ms > 0:
+            self._sleep(self.conditions.latency_ms / 1000)
+        if self.conditions.take_throttle(operation):
+            raise _throttled(service, operation)
+        return answer(params, region)
+
+
+def _throttled(service: str, operation: str) -> SandboxError:
+    if operation == "DescribeCapacityBlockOfferings":
+        return SandboxError(
+            "CapacityBlockDescribeLimitExceeded",
+            "You have exceeded the request limit for DescribeCapacityBlockOfferings.",
+        )
+    if service == "ec2":
+        return SandboxError("RequestLimitExceeded", "Request limit exceeded.", 503)
+    return SandboxError("ThrottlingException", "Rate exceeded")

@@ -1,0 +1,155 @@
+"""SageMaker SearchTrainingPlanOfferings: what training plans the market would sell."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.adapters.aws.sandbox.errors import sagemaker_invalid
+from bot.adapters.aws.sandbox.offers import (
+    TARGET_RESOURCES,
+    PlanOffer,
+    PlanPart,
+    pick_zone,
+    upfront_fee,
+)
+from bot.adapters.aws.sandbox.parts import MarketParts
+from bot.adapters.aws.sandbox.times import hours_and_minutes, next_boundary, parse_time
+from bot.domain.catalog import PriceKind, UnknownInstanceType
+from bot.domain.offering_rules import (
+    CB_MAX_DAYS_BY_DAY,
+    TP_INSTANCE_COUNTS,
+    capacity_block_start_too_far,
+    training_plan_duration_valid,
+)
+
+OFFERINGS_PER_SEARCH = 3
+# Plans longer than the longest day-stepped block come in two consecutive parts, as long
+# plans do on AWS: every consumer must handle ReservedCapacityOfferings with several parts.
+SPLIT_AFTER_DAYS = CB_MAX_DAYS_BY_DAY
+
+
+class PlanOfferings:
+    def __init__(self, parts: MarketParts) -> None:
+        self._m = parts
+
+    def search(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        if "TrainingPlanArn" in params:
+            # Extending an existing plan is not simulated: no extension is on offer.
+            return {"TrainingPlanOfferings": [], "TrainingPlanExtensionOfferings": []}
+        for required in ("InstanceType", "InstanceCount", "DurationHours", "TargetResources"):
+            if required not in params:
+                raise sagemaker_invalid(f"{required} is required to search for offerings.")
+        count, hours = int(params["InstanceCount"]), int(params["DurationHours"])
+        if count not in TP_INSTANCE_COUNTS:
+            allowed = ", ".join(map(str, TP_INSTANCE_COUNTS))
+            raise sagemaker_invalid(f"InstanceCount {count} is not valid. Allowed: {allowed}.")
+        if not training_plan_duration_valid(hours):
+            raise sagemaker_invalid(
+                f"DurationHours {hours} is not valid. Specify whole days (multiples of 24 "
+                "hours) from 1 to 182 days."
+            )
+        now = self._m.clock.now()
+        after = parse_time(params["StartTimeAfter"]) if "StartTimeAfter" in params else None
+        before = parse_time(params["EndTimeBefore"]) if "EndTimeBefore" in params else None
+        earliest = max(after or now, now)
+        if before is not None and before <= earliest:
+            raise sagemaker_invalid("EndTimeBefore must be later than StartTimeAfter.")
+        targets = tuple(t for t in TARGET_RESOURCES if t in params["TargetResources"])
+        offers = self._find(
+            str(params["InstanceType"]), count, hours, targets, region, earliest, before
+        )
+        requested = {"RequestedStartTimeAfter": after, "RequestedEndTimeBefore": before}
+        echo = {k: v for k, v in requested.items() if v is not None}
+        return {"TrainingPlanOfferings": [_offering(o) | echo for o in offers]}
+
+    def _find(
+        self,
+        sagemaker_type: str,
+        count: int,
+        hours: int,
+        targets: tuple[str, ...],
+        region: str,
+        earliest: datetime,
+        latest_end: datetime | None,
+    ) -> list[PlanOffer]:
+        zones = self._m.zones_in(region)
+        instance_type = self._sold_as(sagemaker_type, region)
+        if not zones or instance_type is None:
+            return []
+        price = self._m.catalog.price(PriceKind.TRAINING_PLAN, instance_type, region)
+        if price is None:
+            return []
+        found: list[PlanOffer] = []
+        for start in _starts(earliest, self._m.clock.now()):
+            parts = _split(instance_type, zones, start, hours // 24)
+            end = parts[-1].end
+            if latest_end is not None and end > latest_end:
+                break
+            if not self._m.conditions.available(instance_type, start, end, count):
+                continue
+            # The parts are consecutive, so the plan's fee covers start to end.
+            fee = upfront_fee(price.usd_per_hour, start, end, count)
+            found.append(PlanOffer(instance_type, count, parts, fee, targets))
+            if len(found) == OFFERINGS_PER_SEARCH:
+                break
+        return found
+
+    def _sold_as(self, sagemaker_type: str, region: str) -> str | None:
+        """The EC2 name of a type the catalog says training plans offer here, else None."""
+        try:
+            entry = self._m.catalog.instance(sagemaker_type)
+        except UnknownInstanceType:
+            return None
+        offered = entry.training_plans.offered and region in entry.training_plans.regions
+        return entry.instance_type if offered and entry.sagemaker_name == sagemaker_type else None
+
+
+def _starts(earliest: datetime, now: datetime) -> Iterator[datetime]:
+    """Every 11:30 UTC from `earliest`. Training plans draw on the same reserved capacity
+    as Capacity Blocks, so the sandbox sells them on the same 8-week horizon."""
+    start = next_boundary(earliest)
+    while not capacity_block_start_too_far(start, now):
+        yield start
+        start += timedelta(days=1)
+
+
+def _split(
+    instance_type: str, zones: tuple[str, ...], start: datetime, days: int
+) -> tuple[PlanPart, ...]:
+    first = -(-days // 2) if days > SPLIT_AFTER_DAYS else days
+    parts, cursor = [], start
+    for index, length in enumerate(d for d in (first, days - first) if d):
+        end = cursor + timedelta(days=length)
+        zone = pick_zone(zones, instance_type, start.date().isoformat(), index)
+        parts.append(PlanPart(zone, cursor, end))
+        cursor = end
+    return tuple(parts)
+
+
+def _offering(offer: PlanOffer) -> dict[str, Any]:
+    hours, minutes = hours_and_minutes(offer.start, offer.end)
+    return {
+        "TrainingPlanOfferingId": offer.offering_id(),
+        "TargetResources": list(offer.targets),
+        "DurationHours": hours,
+        "DurationMinutes": minutes,
+        "UpfrontFee": offer.fee,
+        "CurrencyCode": "USD",
+        "ReservedCapacityOfferings": [_part(offer, part) for part in offer.parts],
+    }
+
+
+def _part(offer: PlanOffer, part: PlanPart) -> dict[str, Any]:
+    hours, minutes = hours_and_minutes(part.start, part.end)
+    return {
+        "ReservedCapacityType": "Instance",
+        "InstanceType": f"ml.{offer.instance_type}",
+        "InstanceCount": offer.count,
+        "AvailabilityZone": part.zone,
+        "DurationHours": hours,
+        "DurationMinutes": minutes,
+        "StartTime": part.start,
+        "EndTime": part.end,
+    }
