@@ -44,7 +44,7 @@ def server(argv: list[str], env: dict[str, str]) -> Iterator[tuple[int, subproce
     try:
         for _ in range(300):
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):  # noqa: S310
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
                     break
             except OSError:
                 time.sleep(0.05)

@@ -24,7 +24,7 @@ def make_application() -> Any:
             team_id="T0EXAMPLE",
             bot_user_id="UB",
             bot_id="B",
-            bot_token="xoxb-bare",  # noqa: S106
+            bot_token="xoxb-bare",
         ),
         process_before_response=True,
     )

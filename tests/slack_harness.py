@@ -114,11 +114,11 @@ class BotUnderTest:
         if signed:
             all_headers |= payloads.sign(secret, body, timestamp)
         all_headers |= headers or {}
-        request = urllib.request.Request(  # noqa: S310 - our own http://127.0.0.1 URL
+        request = urllib.request.Request(
             self.url, data=body.encode(), headers=all_headers, method="POST"
         )
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            with urllib.request.urlopen(request, timeout=10) as response:
                 return Reply(response.status, response.read().decode())
         except urllib.error.HTTPError as exc:
             return Reply(exc.code, exc.read().decode())

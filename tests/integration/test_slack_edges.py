@@ -66,7 +66,7 @@ NASTY = "<!channel> ping <@U0BOSS> & <https://evil.example|click here> <!subteam
 def test_user_text_is_escaped_everywhere_it_is_shown(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     text = f'2x p5.48xlarge 3d from 2026-12-14 ec2 reason="{NASTY}"'
-    reply, token = bot.command(f"reserve {text}")
+    _reply, token = bot.command(f"reserve {text}")
     bot.wait()
     quote_blocks = json.dumps(bot.responses(token)[0]["blocks"])
     request_id = json.loads(quote_blocks and json.dumps(bot.responses(token)[0]["blocks"]))[-1][
@@ -256,7 +256,7 @@ def test_quote_only_compares_and_stores_nothing(make_bot) -> None:  # type: igno
     blocks = bot.responses(token)[0]["blocks"]
     assert "Recommended: On-Demand" in json.dumps(blocks)
     assert action_ids(blocks) == []
-    assert [k for k in _keys(bot) if ":price:" not in k] == [k for k in before]
+    assert [k for k in _keys(bot) if ":price:" not in k] == list(before)
 
 
 def test_status_and_list(make_bot) -> None:  # type: ignore[no-untyped-def]
