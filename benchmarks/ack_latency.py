@@ -6,7 +6,11 @@ connections; each latency is from sending the request to reading the response. T
 
     bot p99 <= 1.2 x the bare app's p99        idle gpu-bot serve < 150 MB resident
 
-Run: python -m benchmarks.ack_latency [--requests 2000] [--concurrency 8]
+The bot runs as deployed for latency: `gpu-bot serve --no-worker` acks and enqueues, a
+`gpu-bot worker` process (niced) does the quoting, both on the Redis at BENCH_REDIS_URL
+(default redis://127.0.0.1:6379/0, in a namespace of its own, removed afterwards).
+
+Run: python -m benchmarks.ack_latency [--requests 2000] [--concurrency 8] [--rate 20]
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import sys
 import threading
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -54,6 +59,15 @@ def server(argv: list[str], env: dict[str, str]) -> Iterator[tuple[int, subproce
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _clean(redis_url: str, namespace: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    keys = list(client.scan_iter(match="{" + namespace + "}*", count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 def rss_mb(pid: int) -> float:
@@ -147,11 +161,14 @@ def main() -> int:
     )
     args = parser.parse_args()
     fake = FakeSlack()
+    redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+    namespace = f"bench-{uuid.uuid4().hex[:8]}"
     env = {
         "SLACK_SIGNING_SECRET": SECRET,
         "SLACK_BOT_TOKEN": "xoxb-benchmark",
         "SLACK_API_URL": fake.api_url,
-        "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "memory://"),
+        "REDIS_URL": redis_url,
+        "GPU_BOT_NAMESPACE": namespace,
         "GPU_BOT_APPROVERS": "U0APPROVER",
         "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
         "GPU_BOT_LOG_LEVEL": "WARNING",
@@ -164,7 +181,7 @@ def main() -> int:
         f"signed /gpu commands, {args.concurrency} keep-alive connections, gunicorn gthread, "
         "same machine, same run"
     )
-    print(f"closed loop ({args.requests} back to back):")
+    print(f"closed loop: {args.requests} back to back; paced: {paced} at {args.rate:.0f}/s")
     with server(["benchmarks.bare_app"], env) as (port, _proc):
         fire(port, reserve, warmup, args.concurrency, fake)
         results["bare"] = measure(
@@ -184,7 +201,10 @@ def main() -> int:
             fake,
             args.rate,
         )
-    with server(["bot", "serve"], env) as (port, proc):
+    worker = subprocess.Popen(["nice", "-n", "10", sys.executable, "-m", "bot", "worker"],
+                              env=os.environ | env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    with server(["bot", "serve", "--no-worker"], env) as (port, proc):
         time.sleep(1.0)
         idle = rss_mb(proc.pid)
         fire(port, "help", warmup, args.concurrency, fake)
@@ -215,7 +235,10 @@ def main() -> int:
             args.rate,
         )
         loaded = rss_mb(proc.pid)
+    worker.terminate()
+    worker.wait(timeout=30)
     fake.close()
+    _clean(redis_url, namespace)
     checks = [
         ("help", "bare", True),
         ("reserve paced", "bare paced", True),

@@ -45,6 +45,7 @@ class Services:
     approvals: ApprovalService
     background: Background
     slack: WebClient
+    notifier: Notifier
 
     def close(self) -> None:
         self.background.shutdown(wait=True)
@@ -92,6 +93,7 @@ def build_services(
         approvals=ApprovalService(store, directory, notifier, clock),
         background=Background(),
         slack=slack,
+        notifier=notifier,
     )
 
 

@@ -24,8 +24,10 @@ class Worker:
         self.services = services
         self.lease = lease
         self.batch = batch
+        requests = services.requests
         self.handlers: dict[str, JobHandler] = {
-            "timeout": lambda payload: services.requests.time_out(str(payload["request"])),
+            "quote": lambda p: requests.run_quote(str(p["request"]), p.get("response_url") or None),
+            "timeout": lambda p: requests.time_out(str(p["request"])),
         }
 
     def run_once(self) -> int:
@@ -51,14 +53,25 @@ class Worker:
             return
         self.services.store.ack(job)
 
+    def drain(self, limit: int = 100) -> int:
+        """Run jobs until none is due (tests, the shell); returns how many ran."""
+        total = 0
+        for _ in range(limit):
+            ran = self.run_once()
+            if not ran:
+                break
+            total += ran
+        return total
+
     def run_forever(self, stop: threading.Event, interval: float = 1.0) -> None:
+        """Poll for due jobs; between polls wait for a wake-up (a new job due now)."""
         while not stop.is_set():
             try:
                 ran = self.run_once()
+                if not ran:
+                    self.services.store.wait_for_work(interval)
             except Exception:
                 log.exception("worker loop failed; retrying")
-                ran = 0
-            if not ran:
                 stop.wait(interval)
 
     def start_thread(self, stop: threading.Event) -> threading.Thread:

@@ -87,7 +87,9 @@ def _reserve_or_quote(
     if sub == "quote":
         s.background.submit(_quote_only, s, respond, request)
     else:
-        s.background.submit(start_request, s, respond, command["user_id"], request)
+        s.background.submit(
+            s.requests.open, command["user_id"], request, command.get("response_url")
+        )
 
 
 def _open_form(
@@ -111,19 +113,6 @@ def _open_form(
 def _quote_only(s: Services, respond: Respond, request: Any) -> None:
     quote = s.quotes.quote(request)
     respond(text=quote_fallback(quote), blocks=quote_blocks(quote), replace_original=True)
-
-
-def start_request(s: Services, respond: Respond, user: str, request: Any) -> None:
-    """A new request: draft, then the comparison with Submit / Cancel buttons."""
-    record = s.requests.quote(s.requests.open(user, request))
-    if record.quote is None:
-        respond(text=f":x: {esc(record.failure or 'Quoting failed.')}", replace_original=True)
-        return
-    respond(
-        text=quote_fallback(record.quote),
-        blocks=quote_blocks(record.quote, record.id),
-        replace_original=True,
-    )
 
 
 def _status(s: Services, respond: Respond, user: str, request_id: str) -> None:

@@ -7,12 +7,11 @@ from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
-from slack_sdk.webhook import WebhookClient
 
 from bot.app import Services
 from bot.blocks.ids import CallbackId, FormBlock
 from bot.blocks.modals import deadline_note
-from bot.blocks.quote import quote_blocks, quote_fallback, request_title
+from bot.blocks.quote import request_title
 from bot.blocks.text import esc
 from bot.domain.grammar import parse_form
 from bot.services.requests import RequestError
@@ -34,22 +33,6 @@ def register(app: App, services: Services) -> None:
         handle_reject(services, ack, body, view, client)
 
 
-def _reply(
-    client: WebClient,
-    user: str,
-    response_url: str | None,
-    text: str,
-    blocks: list[dict[str, Any]] | None = None,
-) -> None:
-    """Answer where the command was typed (its response_url), else by DM."""
-    if response_url:
-        WebhookClient(response_url).send(
-            text=text, blocks=blocks, response_type="ephemeral", replace_original=True
-        )
-    else:
-        client.chat_postMessage(channel=user, text=text, blocks=blocks)
-
-
 def handle_reserve_form(
     s: Services, ack: Ack, body: dict[str, Any], view: dict[str, Any], client: WebClient
 ) -> None:
@@ -64,23 +47,9 @@ def handle_reserve_form(
     response_url = metadata_of(view).get("response_url") or None
 
     def run() -> None:
-        _reply(
-            client,
-            user,
-            response_url,
-            f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…",
-        )
-        record = s.requests.quote(s.requests.open(user, request))
-        if record.quote is None:
-            _reply(client, user, response_url, f":x: {esc(record.failure or 'Quoting failed')}")
-            return
-        _reply(
-            client,
-            user,
-            response_url,
-            quote_fallback(record.quote),
-            quote_blocks(record.quote, record.id),
-        )
+        working = f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…"
+        s.notifier.reply(user, response_url, working)
+        s.requests.open(user, request, response_url)
 
     s.background.submit(run)
 
@@ -106,11 +75,10 @@ def handle_submit(
         try:
             record = s.requests.submit(request_id, user, pick, reason)
         except RequestError as exc:
-            _reply(client, user, response_url, f":warning: {esc(str(exc))}")
+            s.notifier.reply(user, response_url, f":warning: {esc(str(exc))}")
             return
         approvals = "two approvers" if record.required_approvals > 1 else "an approver"
-        _reply(
-            client,
+        s.notifier.reply(
             user,
             response_url,
             f":outbox_tray: Submitted {record.id} ({esc(request_title(record.request))}) "

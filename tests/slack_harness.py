@@ -20,6 +20,7 @@ from bot.app import Services, build_app, build_services
 from bot.config import Settings
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
+from bot.worker import Worker
 from tests import slack_payloads as payloads
 from tests.slack_fake import FakeSlack
 
@@ -76,6 +77,7 @@ class BotUnderTest:
             self.settings, clock=clock, store=store, market=market
         )
         self.app = build_app(self.services)
+        self.worker = Worker(self.services)
         self.server = make_server(
             "127.0.0.1",
             0,
@@ -150,6 +152,9 @@ class BotUnderTest:
         return self.post(*payloads.view_submission(callback_id, values, user, private_metadata))
 
     def wait(self) -> None:
+        """Until the work after each ack is done and no job is due (quotes run as jobs)."""
+        assert self.services.background.wait_idle(20), "background work did not finish"
+        self.worker.drain()
         assert self.services.background.wait_idle(20), "background work did not finish"
 
     # --- reading ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.domain.records import CapacityRecord, SlackMessage
 
@@ -16,6 +16,21 @@ class Notifier(Protocol):
 
     def update_request(self, record: CapacityRecord) -> None:
         """Re-render the approval card in place (no buttons once decided)."""
+        ...
+
+    def quote_ready(self, record: CapacityRecord, response_url: str | None) -> None:
+        """Show the requester the comparison (or why quoting failed) where they asked:
+        the command's response_url, else a direct message."""
+        ...
+
+    def reply(
+        self,
+        user: str,
+        response_url: str | None,
+        text: str,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Answer a user where they asked (a response_url), else by DM."""
         ...
 
     def tell_requester(self, record: CapacityRecord) -> None:

@@ -39,6 +39,10 @@ def timeout_job_id(request_id: str) -> str:
     return f"timeout:{request_id}"
 
 
+def quote_job_id(request_id: str) -> str:
+    return f"quote:{request_id}"
+
+
 @dataclass(frozen=True)
 class Change:
     """A new version of a record and how to describe it in the audit trail."""
@@ -125,8 +129,12 @@ class RequestService:
 
     # --- flow -------------------------------------------------------------------------
 
-    def open(self, user: str, request: CapacityRequest) -> CapacityRecord:
-        """A new draft; quoting comes next (it may take a few seconds)."""
+    def open(
+        self, user: str, request: CapacityRequest, response_url: str | None = None
+    ) -> CapacityRecord:
+        """A new draft, and a job to quote it (AWS calls take seconds: a worker runs it,
+        and a worker that dies leaves the job to another). The comparison goes to
+        `response_url`, or to the requester by DM."""
         now = self.clock.now()
         record = CapacityRecord(
             id=self.store.next_id(),
@@ -147,7 +155,27 @@ class RequestService:
             at=now,
             detail=record.text,
         )
-        return self.store.create(record, audit)
+        job = Job(
+            id=quote_job_id(record.id),
+            due=now,
+            payload={"request": record.id, "response_url": response_url or ""},
+        )
+        created = self.store.create(record, audit, schedule=[job])
+        self.store.wake()
+        return created
+
+    def run_quote(self, request_id: str, response_url: str | None) -> CapacityRecord | None:
+        """The quote job: quote a draft, then show the result. Safe to run twice: a
+        second run finds the request quoted and shows the same comparison again (Slack
+        replaces the message at a response_url)."""
+        record = self.store.get(request_id)
+        if record is None:
+            return None
+        if record.state is State.DRAFT:
+            record = self.quote(record)
+        if record.state in (State.QUOTED, State.FAILED):
+            self.notifier.quote_ready(record, response_url)
+        return record
 
     def quote(self, record: CapacityRecord) -> CapacityRecord:
         """draft -> quoted with the comparison, or -> failed with what went wrong."""

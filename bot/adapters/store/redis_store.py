@@ -239,6 +239,17 @@ class RedisStore:
         keys = [self.key("inflight"), self.key("jobs"), self.key("lease")]
         return bool(self._ack(keys=keys, args=[job.id, job.token]))
 
+    def wake(self) -> None:
+        """Tell a waiting worker (in any process) that a job is due now."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.lpush(self.key("wake"), "1")
+        pipe.ltrim(self.key("wake"), 0, 15)
+        pipe.execute()
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """Block up to `timeout` seconds for a `wake`; True when woken."""
+        return self.redis.blpop([self.key("wake")], timeout=timeout) is not None
+
     def due_at(self, job_id: str) -> datetime | None:
         score = self.redis.zscore(self.key("due"), job_id)
         return datetime.fromtimestamp(score, UTC) if score is not None else None
