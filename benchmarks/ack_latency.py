@@ -201,9 +201,12 @@ def main() -> int:
             fake,
             args.rate,
         )
-    worker = subprocess.Popen(["nice", "-n", "10", sys.executable, "-m", "bot", "worker"],
-                              env=os.environ | env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        ["nice", "-n", "10", sys.executable, "-m", "bot", "worker"],
+        env=os.environ | env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     with server(["bot", "serve", "--no-worker"], env) as (port, proc):
         time.sleep(1.0)
         idle = rss_mb(proc.pid)
