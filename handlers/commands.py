@@ -10,16 +10,23 @@ from slack_sdk import WebClient
 
 from bot.app import Services
 from bot.blocks.help import USAGE, help_blocks
+from bot.blocks.mig import mig_check_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import quote_blocks, quote_fallback, request_title
 from bot.blocks.requests import list_blocks, status_blocks
 from bot.blocks.text import esc, unescape_slack
+from bot.domain.catalog import UnknownInstanceType, default_catalog
 from bot.domain.grammar import RequestSyntaxError
+from bot.domain.mig import UnknownProfile, check_layout
 from bot.domain.request import IncompleteRequest, RequestDraft
 from bot.services.requests import RequestError
 from handlers.replies import reply_error
 
-SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "help")
+SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "mig", "help")
+MIG_USAGE = (
+    "`/gpu mig check INSTANCE PROFILE... [ami=VERSION]`, for example "
+    "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb`"
+)
 
 
 def register(app: App, services: Services) -> None:
@@ -45,6 +52,8 @@ def handle_gpu(
     elif sub == "list":
         ack()
         s.background.submit(_list, s, respond, user)
+    elif sub == "mig":
+        ack(**_mig(rest))
     elif sub == "cancel":
         if not rest.strip():
             ack(text=f"Which request? `/gpu cancel ID`, for example `/gpu cancel R12`.\n{USAGE}")
@@ -113,6 +122,22 @@ def _open_form(
 def _quote_only(s: Services, respond: Respond, request: Any) -> None:
     quote = s.quotes.quote(request)
     respond(text=quote_fallback(quote), blocks=quote_blocks(quote), replace_original=True)
+
+
+def _mig(rest: str) -> dict[str, Any]:
+    """`/gpu mig check ...`: pure and fast, so it is answered in the ack itself."""
+    words = rest.split()
+    if not words or words[0].lower() != "check" or len(words) < 2:
+        return {"text": f"Usage: {MIG_USAGE}"}
+    ami = next((w.split("=", 1)[1] for w in words[2:] if w.lower().startswith("ami=")), None)
+    profiles = [w for w in words[2:] if not w.lower().startswith("ami=")]
+    try:
+        instance = default_catalog().instance(words[1])
+        check = check_layout(instance, profiles, ami=ami)
+    except (UnknownInstanceType, UnknownProfile) as exc:
+        return {"text": f":warning: {esc(str(exc))}. Usage: {MIG_USAGE}"}
+    verdict = "valid" if check.valid else "invalid"
+    return {"text": f"MIG layout {verdict}", "blocks": mig_check_blocks(check)}
 
 
 def _status(s: Services, respond: Respond, user: str, request_id: str) -> None:

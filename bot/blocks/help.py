@@ -14,6 +14,7 @@ USAGE = (
     "• `/gpu status [ID]` one request, or your latest\n"
     "• `/gpu list` your requests (approvers also see what waits for them)\n"
     "• `/gpu cancel ID` cancel a request that is not approved yet\n"
+    "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
     "• `/gpu help` this text"
 )
 

@@ -25,6 +25,7 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run_serve)
     w = sub.add_parser("worker", help="run only the job worker (timeouts, reminders)")
     w.add_argument("--interval", type=float, default=1.0, help="seconds between polls (1)")
+    w.add_argument("--port", type=int, default=None, help="serve /healthz on this port")
     w.set_defaults(run=run_worker)
 
 
@@ -93,6 +94,10 @@ def run_worker(args: argparse.Namespace) -> int:
     from bot.worker import Worker
 
     services = build_services(settings)
+    if args.port is not None:
+        from bot.server import start_health_server
+
+        start_health_server(args.port, services.store.ping)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -312,3 +312,16 @@ def test_home_shows_requests_and_approvers_get_buttons(make_bot) -> None:  # typ
     assert bot.record(request_id).state is State.APPROVED
     (republished,) = bot.fake.of("views.publish")
     assert action_ids(republished.view()["blocks"]) == []
+
+
+def test_mig_check_answers_in_the_ack(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, _ = bot.command("mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb")
+    body = json.loads(reply.body)
+    text = json.dumps(body["blocks"])
+    assert "3 partitions per GPU, 24 per endpoint" in text
+    assert "AcceleratorPartitionLayouts" in text
+    reply, _ = bot.command("mig check p4d.24xlarge 3g.20gb 3g.20gb 1g.5gb")
+    assert "does not work" in json.dumps(json.loads(reply.body)["blocks"])
+    reply, _ = bot.command("mig check p4d.24xlarge 9g.99gb")
+    assert "9g.99gb" in reply.body and "Usage" in reply.body

@@ -1,0 +1,41 @@
+"""The deploy files parse, and name the commands and settings that exist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from bot.cli import build_parser
+from bot.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_iam_policies_are_valid_json_with_statements() -> None:
+    for name in ("iam-quote-policy.json", "iam-purchase-policy.json"):
+        policy = json.loads((ROOT / "deploy" / name).read_text())
+        assert policy["Version"] == "2012-10-17"
+        assert policy["Statement"]
+
+
+def test_quote_policy_covers_every_read_call_the_market_makes() -> None:
+    actions = set(json.loads((ROOT / "deploy" / "iam-quote-policy.json").read_text())
+                  ["Statement"][0]["Action"])
+    for call in ("ec2:DescribeCapacityBlockOfferings", "ec2:DescribeSpotPriceHistory",
+                 "sagemaker:SearchTrainingPlanOfferings", "pricing:GetProducts"):
+        assert call in actions
+
+
+def test_kubernetes_manifests_use_real_commands_and_settings() -> None:
+    commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    variables = {env for env, _d, _a in Settings.describe()}
+    for path in (ROOT / "deploy" / "kubernetes").glob("*.yaml"):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc["kind"] == "ConfigMap":
+                assert set(doc["data"]) <= variables, path
+            if doc["kind"] == "Deployment":
+                (container,) = doc["spec"]["template"]["spec"]["containers"]
+                assert container["args"][0] == "gpu-bot"
+                assert container["args"][1] in commands
