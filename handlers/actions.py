@@ -25,6 +25,7 @@ REFUSALS = {
     Outcome.OWN_REQUEST: "You cannot approve or reject your own request.",
     Outcome.ALREADY_APPROVED_BY_YOU: "You have approved this already; it needs another approver.",
     Outcome.REASON_REQUIRED: "A rejection needs a reason.",
+    Outcome.TOO_LATE: "This request's time for a decision has passed; it is timing out.",
 }
 
 

@@ -43,6 +43,7 @@ class Outcome(StrEnum):
     OWN_REQUEST = "own_request"
     ALREADY_APPROVED_BY_YOU = "already_approved_by_you"
     NOT_PENDING = "not_pending"  # decided, cancelled or timed out already
+    TOO_LATE = "too_late"  # past its approval deadline (the worker times it out)
     REASON_REQUIRED = "reason_required"
 
     @property
@@ -56,9 +57,11 @@ class Decision:
     record: CapacityRecord  # the new record when changed, else the one given
 
 
-def _refuse(record: CapacityRecord, user: str, is_approver: bool) -> Outcome | None:
+def _refuse(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Outcome | None:
     if record.state is not State.PENDING_APPROVAL:
         return Outcome.NOT_PENDING
+    if record.approval_deadline is not None and now >= record.approval_deadline:
+        return Outcome.TOO_LATE
     if user == record.requester:
         return Outcome.OWN_REQUEST
     if not is_approver:
@@ -67,7 +70,7 @@ def _refuse(record: CapacityRecord, user: str, is_approver: bool) -> Outcome | N
 
 
 def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Decision:
-    refused = _refuse(record, user, is_approver)
+    refused = _refuse(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
     if user in record.approvers:
@@ -87,7 +90,7 @@ def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime)
 def reject(
     record: CapacityRecord, user: str, is_approver: bool, reason: str, now: datetime
 ) -> Decision:
-    refused = _refuse(record, user, is_approver)
+    refused = _refuse(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
     if not reason.strip():

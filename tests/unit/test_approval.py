@@ -1,0 +1,82 @@
+"""The money gate as pure functions: who may approve, when, and what changes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from bot.domain.approval import Outcome, SpendingLimits, approve, reject
+from bot.domain.lifecycle import State
+from tests.factories import NOW, make_record
+
+REQUESTER = "U0REQUESTER"
+
+
+def pending(**kw: object):  # type: ignore[no-untyped-def]
+    base = {"state": State.PENDING_APPROVAL, "approval_deadline": NOW + timedelta(hours=24)}
+    return make_record(**(base | kw))
+
+
+def test_an_approver_approves() -> None:
+    d = approve(pending(), "U0A", True, NOW)
+    assert d.outcome is Outcome.APPROVED
+    assert d.record.state is State.APPROVED
+    assert d.record.approvers == ["U0A"]
+
+
+@pytest.mark.parametrize(
+    ("user", "is_approver", "outcome"),
+    [(REQUESTER, True, Outcome.OWN_REQUEST), ("U0X", False, Outcome.NOT_APPROVER)],
+)
+def test_refusals_change_nothing(user: str, is_approver: bool, outcome: Outcome) -> None:
+    record = pending()
+    for decision in (
+        approve(record, user, is_approver, NOW),
+        reject(record, user, is_approver, "no", NOW),
+    ):
+        assert decision.outcome is outcome
+        assert decision.record is record
+
+
+@pytest.mark.parametrize("state", [s for s in State if s is not State.PENDING_APPROVAL])
+def test_only_pending_requests_can_be_decided(state: State) -> None:
+    assert approve(pending(state=state), "U0A", True, NOW).outcome is Outcome.NOT_PENDING
+
+
+def test_nothing_is_decided_after_the_deadline() -> None:
+    record = pending(approval_deadline=NOW)
+    assert approve(record, "U0A", True, NOW).outcome is Outcome.TOO_LATE
+    just_before = NOW - timedelta(seconds=1)
+    assert approve(record, "U0A", True, just_before).outcome is Outcome.APPROVED
+
+
+def test_two_approvals_need_two_people() -> None:
+    record = pending(required_approvals=2)
+    first = approve(record, "U0A", True, NOW)
+    assert first.outcome is Outcome.PARTIAL
+    assert first.record.state is State.PENDING_APPROVAL
+    again = approve(first.record, "U0A", True, NOW)
+    assert again.outcome is Outcome.ALREADY_APPROVED_BY_YOU
+    second = approve(first.record, "U0B", True, NOW)
+    assert second.outcome is Outcome.APPROVED
+    assert second.record.approvers == ["U0A", "U0B"]
+
+
+def test_a_rejection_needs_a_reason() -> None:
+    assert reject(pending(), "U0A", True, "  ", NOW).outcome is Outcome.REASON_REQUIRED
+    d = reject(pending(), "U0A", True, " over budget ", NOW)
+    assert d.record.state is State.REJECTED
+    assert d.record.rejection is not None and d.record.rejection.reason == "over budget"
+
+
+@pytest.mark.parametrize(("total", "needed"), [(999.99, 1), (1000.0, 1), (1000.01, 2)])
+def test_second_approval_boundary(total: float, needed: int) -> None:
+    assert SpendingLimits(second_approval_usd=1000).approvals_needed(total) == needed
+
+
+def test_hard_limit_boundary() -> None:
+    limits = SpendingLimits(max_request_usd=5000)
+    assert limits.refusal(5000) is None
+    refusal = limits.refusal(5000.01)
+    assert refusal is not None and "$5,000.01" in refusal and "$5,000.00 limit" in refusal
