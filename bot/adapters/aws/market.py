@@ -105,6 +105,10 @@ class AwsMarket:
             except (ClientError, BotoCoreError) as exc:
                 log.warning("market call %s failed: %s", name, exc)
                 errors[name] = f"AWS said: {_aws_error(exc)}"
+            except Exception as exc:
+                # One unreadable answer costs that option, not the whole quote.
+                log.exception("market call %s failed", name)
+                errors[name] = f"could not read the {name} answer ({type(exc).__name__})"
         return MarketSnapshot(
             on_demand=results.get("on-demand"),
             sagemaker_on_demand=results.get("sagemaker-on-demand"),
@@ -143,6 +147,8 @@ class AwsMarket:
     ) -> HourlyPrice | None:
         """Cache, then the API, then the catalog: the first that has a figure wins."""
         key = f"{kind.value}:{request.region}:{request.instance_type}"
+        if kind is PriceKind.SAGEMAKER_ON_DEMAND:
+            key += f":{_sagemaker_usage(request)}"  # training and hosting rates differ
         cached = self._cache.get_price(key)
         if cached is not None:
             hit, stored_at = cached
@@ -154,7 +160,7 @@ class AwsMarket:
         price: HourlyPrice | None
         try:
             price = fetch()
-        except (ClientError, BotoCoreError) as exc:
+        except Exception as exc:  # any failure: the labelled catalog figure is better than none
             log.warning("%s price lookup failed, using the catalog: %s", kind.value, exc)
             price = None
         if price is not None:
@@ -208,13 +214,18 @@ def _sagemaker_on_demand(
     clients: AwsClients, request: CapacityRequest, now: datetime
 ) -> HourlyPrice | None:
     filters = {"instanceName": f"ml.{request.instance_type}", "regionCode": request.region}
-    hint = "Host" if request.workload in (Workload.INFERENCE, Workload.EVENT) else "Train"
+    hint = _sagemaker_usage(request)
     usd = _first_on_demand_usd(clients.pricing, "AmazonSageMaker", filters, usage_hint=hint)
     if usd is None:
         return None
     return HourlyPrice(
         usd_per_hour=usd, source=_source(clients, "Pricing API (AmazonSageMaker)", now)
     )
+
+
+def _sagemaker_usage(request: CapacityRequest) -> str:
+    """The SageMaker usage type the workload is billed under (USE1-Train:…, USE1-Host:…)."""
+    return "Host" if request.workload in (Workload.INFERENCE, Workload.EVENT) else "Train"
 
 
 def _first_on_demand_usd(
@@ -240,10 +251,11 @@ def _first_on_demand_usd(
 
 
 def _on_demand_usd(product: dict[str, Any]) -> float | None:
+    """The first non-zero On-Demand USD figure (a zero-priced dimension is not the rate)."""
     for term in product.get("terms", {}).get("OnDemand", {}).values():
         for dimension in term.get("priceDimensions", {}).values():
             usd = dimension.get("pricePerUnit", {}).get("USD")
-            if usd is not None:
+            if usd is not None and float(usd) > 0:
                 return float(usd)
     return None
 
@@ -353,6 +365,7 @@ def _training_plans(clients: AwsClients, request: CapacityRequest, now: datetime
     return [
         _training_plan_offering(clients, raw, now)
         for raw in response.get("TrainingPlanOfferings", [])
+        if raw.get("ReservedCapacityOfferings")  # without parts there is no window to show
     ]
 
 
