@@ -1,0 +1,205 @@
+"""A local stand-in for Slack's Web API and response_url endpoints, on 127.0.0.1.
+
+It answers what the bot calls (chat.*, views.*, auth.test, usergroups.users.list) the way
+Slack does, records every call in order, and can be told to answer 429 or 500. The shell
+renders what it records; the tests assert on it. Point `SLACK_API_URL` /
+`WebClient(base_url=)` at `api_url`; response URLs are `response_url(token)`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+RESPONSE_URL_METHOD = "response_url"
+
+
+def _decoded(raw: Any, empty: Any) -> Any:
+    """Form-encoded calls carry blocks and views as JSON strings, JSON calls as objects."""
+    if not raw:
+        return empty
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+def blocks_of(args: dict[str, Any]) -> list[dict[str, Any]]:
+    """The blocks of a call's arguments (a message or a response_url post)."""
+    return list(_decoded(args.get("blocks"), []))
+
+
+def view_of(args: dict[str, Any]) -> dict[str, Any]:
+    return dict(_decoded(args.get("view"), {}))
+
+
+@dataclass
+class Call:
+    method: str  # Web API method, or "response_url"
+    args: dict[str, Any]
+    status: int
+    token: str | None = None  # the response_url token
+    answer: dict[str, Any] = field(default_factory=dict)  # what the bot was told back
+
+    def blocks(self) -> list[dict[str, Any]]:
+        return blocks_of(self.args)
+
+    def view(self) -> dict[str, Any]:
+        return view_of(self.args)
+
+    def text_of_blocks(self) -> str:
+        return json.dumps(self.blocks())
+
+
+@dataclass
+class _Fault:
+    status: int
+    times: int
+    retry_after: int | None = None
+
+
+@dataclass
+class LocalSlackApi:
+    groups: dict[str, list[str]] = field(default_factory=dict)  # user group id -> members
+    calls: list[Call] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._faults: dict[str, _Fault] = {}
+        self._lock = threading.Lock()
+        self._ts = itertools.count(1)
+        self._view_ids = itertools.count(1)
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                api._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, name="local-slack-api", daemon=True
+        )
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base}/api/"
+
+    def response_url(self, token: str) -> str:
+        return f"{self.base}/response/{token}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # --- control and reading ----------------------------------------------------------
+
+    def fail(
+        self, method: str, status: int, times: int = 1, retry_after: int | None = None
+    ) -> None:
+        """The next `times` calls of `method` answer `status` (429 with Retry-After)."""
+        with self._lock:
+            self._faults[method] = _Fault(status, times, retry_after)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+
+    def since(self, index: int) -> list[Call]:
+        """Every call recorded after the first `index` ones, in arrival order."""
+        with self._lock:
+            return self.calls[index:]
+
+    def of(self, method: str, ok_only: bool = True) -> list[Call]:
+        with self._lock:
+            return [
+                c for c in self.calls if c.method == method and (not ok_only or c.status == 200)
+            ]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.of(method)
+            if len(found) >= count:
+                return found
+            time.sleep(0.01)
+        raise AssertionError(f"expected {count} {method} call(s), got {len(self.of(method))}")
+
+    # --- serving ----------------------------------------------------------------------
+
+    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        raw = request.rfile.read(length).decode()
+        path = urlparse(request.path).path
+        args: dict[str, Any]
+        if request.headers.get("Content-Type", "").startswith("application/json"):
+            args = json.loads(raw or "{}")
+        else:
+            args = {k: v[0] for k, v in parse_qs(raw).items()}
+        token: str | None = None
+        if path.startswith("/response/"):
+            method, token = RESPONSE_URL_METHOD, path.rsplit("/", 1)[1]
+        else:
+            method = path.removeprefix("/api/")
+        headers: dict[str, str] = {}
+        with self._lock:
+            fault = self._faults.get(method)
+            if fault and fault.times > 0:
+                fault.times -= 1
+                status = fault.status
+                error = "ratelimited" if status == 429 else "internal_error"
+                body: dict[str, Any] = {"ok": False, "error": error}
+                if fault.retry_after is not None:
+                    headers["Retry-After"] = str(fault.retry_after)
+            else:
+                status, body = 200, self._answer(method, args)
+            self.calls.append(Call(method, args, status, token, body))
+        payload = json.dumps(body).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(payload)))
+        for key, value in headers.items():
+            request.send_header(key, value)
+        request.end_headers()
+        request.wfile.write(payload)
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://example.slack.com/",
+                "team": "Example",
+                "user": "gpu-bot",
+                "team_id": "T0EXAMPLE",
+                "user_id": "UGPUBOT",
+                "bot_id": "BGPUBOT",
+            }
+        if method in ("chat.postMessage", "chat.update"):
+            channel = str(args.get("channel", ""))
+            if channel.startswith(("U", "W")):
+                channel = "D" + channel[1:]  # the DM channel with that user
+            return {"ok": True, "channel": channel, "ts": args.get("ts") or self._next_ts()}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": self._next_ts()}
+        if method.startswith("views."):
+            view_id = args.get("view_id") or f"V{next(self._view_ids):08d}"
+            return {"ok": True, "view": {**view_of(args), "id": view_id}}
+        if method == "usergroups.users.list":
+            return {"ok": True, "users": self.groups.get(str(args.get("usergroup")), [])}
+        return {"ok": True}
+
+    def _next_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._ts)}.000100"

@@ -1,0 +1,118 @@
+"""The bot wired for the console: the real Bolt app, listeners and services, talking to a
+local Slack Web API and response_url server; AWS is the sandbox market and the store is
+`memory://`, both on a manual clock that only `clock +2h` moves.
+
+Requests go into the app in-process (`App.dispatch`), the way Bolt's own adapters hand
+them over, so the ack comes back as a value. What the app sends back goes over real HTTP
+to the local server (Bolt's `respond` and `WebClient` speak nothing else), which records
+it for the screen.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from slack_bolt import App, BoltRequest
+
+from bot.adapters.clock import ManualClock
+from bot.adapters.slack.local_api import Call, LocalSlackApi
+from bot.app import DEFAULT_APPROVAL_CHANNEL, Services, build_app, build_services
+from bot.config import Settings, load_settings
+from bot.shell.payloads import Body
+from bot.shell.people import DEFAULT_APPROVERS
+from bot.worker import Worker
+
+log = logging.getLogger(__name__)
+COMMAND_CHANNEL = ("C0GENERAL", "general")  # where slash commands are typed
+SETTLE_TIMEOUT = 30.0  # seconds to wait for the work a request started after its ack
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The app's HTTP answer to one request: status and body as JSON ({} when empty)."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def shell_settings() -> Settings:
+    """The environment's settings, with Slack, AWS and Redis pinned to local stand-ins:
+    a shell never talks to a workspace, buys real capacity or writes to a shared Redis.
+    Without configured approvers, alice and bob approve."""
+    settings = load_settings(
+        SLACK_BOT_TOKEN=None,
+        SLACK_SIGNING_SECRET=None,
+        SLACK_APP_TOKEN=None,
+        REDIS_URL="memory://",
+        GPU_BOT_AWS="sandbox",
+    )
+    if not settings.approvers and not settings.approver_group:
+        settings = settings.model_copy(update={"approvers": [p.id for p in DEFAULT_APPROVERS]})
+    return settings
+
+
+class ConsoleSlack:
+    def __init__(self, settings: Settings) -> None:
+        self.api = LocalSlackApi()
+        if settings.approver_group:
+            # The local workspace's approver group is alice and bob.
+            self.api.groups[settings.approver_group] = [p.id for p in DEFAULT_APPROVERS]
+        self.settings = settings.model_copy(update={"slack_api_url": self.api.api_url})
+        self.clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
+        self.services: Services = build_services(self.settings, clock=self.clock)
+        self.app: App = build_app(self.services, request_verification=False)
+        self.worker = Worker(self.services)
+        self._seen = len(self.api.calls)
+        self._ids = itertools.count(1)
+
+    @property
+    def approval_channel(self) -> str:
+        return self.settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
+
+    def response_url(self) -> tuple[str, str]:
+        """(token, URL) of a fresh response_url."""
+        token = f"r{next(self._ids)}"
+        return token, self.api.response_url(token)
+
+    def trigger_id(self) -> str:
+        return f"shell.trigger.{next(self._ids)}"
+
+    def dispatch(self, body: Body) -> Ack:
+        text, content_type = body
+        response = self.app.dispatch(
+            BoltRequest(body=text, headers={"content-type": [content_type]})
+        )
+        raw = response.body or ""
+        # Bolt answers ack(text=...) alone as plain text, anything richer as JSON.
+        answer = json.loads(raw) if raw.startswith("{") else {"text": raw} if raw else {}
+        return Ack(response.status, answer)
+
+    def settle(self) -> list[Call]:
+        """What the app sent since last time, once the work started after the acks and
+        every job due now (quotes) are done: what `serve` and its worker would do."""
+        self._wait_idle()
+        while self.worker.drain():
+            self._wait_idle()
+        calls = self.api.since(self._seen)
+        self._seen += len(calls)
+        return calls
+
+    def _wait_idle(self) -> None:
+        if not self.services.background.wait_idle(SETTLE_TIMEOUT):
+            log.warning("still working after %.0f s: showing what arrived so far", SETTLE_TIMEOUT)
+
+    def advance(self, delta: timedelta) -> datetime:
+        return self.clock.advance(delta)
+
+    def run_due_jobs(self) -> int:
+        """Run every job due at the current time (timeouts); how many ran."""
+        return self.worker.drain()
+
+    def close(self) -> None:
+        self.services.close()
+        self.api.close()

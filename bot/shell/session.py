@@ -1,0 +1,211 @@
+"""The shell's read-eval-print loop: slash commands, button presses, forms, switching
+user, App Home, and the sandbox clock. Every action goes through the real app as the
+request Slack would send; everything the app sends back is shown by the `Screen`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from bot.blocks.text import when
+from bot.config import parse_config_duration
+from bot.shell import payloads
+from bot.shell.console_api import COMMAND_CHANNEL, Ack, ConsoleSlack
+from bot.shell.people import YOU, People, Person
+from bot.shell.questions import FORM_HELP, Values, confirmed, fill_in
+from bot.shell.screen import Audience, OpenedModal, Pressable, ResponseTarget, Screen, Unpressable
+from bot.shell.style import ANSI, PLAIN
+from bot.shell.terminal import EndOfInput, Terminal
+
+SLASH_COMMAND = "/gpu"
+EXAMPLE_LEAD = timedelta(days=14)  # the banner's example starts two weeks from now
+HELP = f"""\
+Shell commands:
+  /gpu …           a slash command from the current user (/gpu help lists them)
+  press N          click button [N] of the latest output
+  as NAME          act as someone else: you, alice, bob, or any user id (U…)
+  home             open App Home as the current user
+  whoami           who you are acting as
+  clock [+2h]      show the sandbox time, or move it forward (s, m, h, d, w) and run due jobs
+  worker           run the jobs due now
+  help             this text
+  quit             leave (also exit, or Ctrl-D)
+In a form: {FORM_HELP}"""
+
+
+class Session:
+    def __init__(self, slack: ConsoleSlack, terminal: Terminal, people: People) -> None:
+        self.slack = slack
+        self.term = terminal
+        self.people = people
+        self.user: Person = YOU
+        channels = {slack.approval_channel: "approvals", COMMAND_CHANNEL[0]: COMMAND_CHANNEL[1]}
+        self.screen = Screen(people, ANSI if terminal.color else PLAIN, channels)
+        self._commands: dict[str, Callable[[str], None]] = {
+            "press": self.press,
+            "as": self.act_as,
+            "whoami": self.whoami,
+            "home": self.home,
+            "clock": self.clock,
+            "worker": self.worker,
+            "help": self.help,
+        }
+
+    def run(self) -> int:
+        self.term.write(self._banner())
+        while True:
+            try:
+                if not self.handle(self.term.read(f"{self.user.name}> ").strip()):
+                    return 0
+            except EndOfInput:
+                return 0  # Ctrl-D or the end of a script: leave like `quit`
+            except KeyboardInterrupt:
+                # Ctrl-C drops the line or the form being filled in, as shells do.
+                self.term.write("\n(interrupted; `quit` leaves)")
+
+    def handle(self, line: str) -> bool:
+        """Run one command line; False when the shell should end."""
+        word, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if not line:
+            return True
+        if word in ("quit", "exit"):
+            return False
+        if line.startswith("/"):
+            self.slash(word, rest)
+        elif word in self._commands:
+            self._commands[word](rest)
+        else:
+            self.term.write(
+                f'Unknown command "{line[:40]}". Type `help` for the shell\'s commands; '
+                f"slash commands start with {SLASH_COMMAND}."
+            )
+        return True
+
+    # --- commands ---------------------------------------------------------------------
+
+    def slash(self, command: str, text: str) -> None:
+        if command != SLASH_COMMAND:
+            self.term.write(f"Only {SLASH_COMMAND} is installed here: try {SLASH_COMMAND} help.")
+            return
+        token, url = self.slack.response_url()
+        self.screen.expect_responses(token, ResponseTarget(self.user.id, COMMAND_CHANNEL[0]))
+        body = payloads.slash_command(
+            command, text, self.user, COMMAND_CHANNEL, url, self._trigger()
+        )
+        self._settle(self.slack.dispatch(body), token)
+
+    def press(self, number: str) -> None:
+        if not number.isdigit():
+            self.term.write("Which button? `press 1` clicks [1].")
+            return
+        try:
+            pressed = self.screen.pressable(int(number), self.user.id)
+        except Unpressable as exc:
+            self.term.write(str(exc))
+            return
+        confirm = pressed.button.element.get("confirm")
+        if confirm and not confirmed(self.term, self.screen.renderer(), confirm):
+            self.term.write("Not pressed.")
+            return
+        body = payloads.button_click(
+            self.user,
+            pressed.button.element,
+            pressed.button.block_id,
+            self._surface(pressed),
+            self._trigger(),
+        )
+        self._settle(self.slack.dispatch(body))
+
+    def act_as(self, who: str) -> None:
+        person = self.people.find(who) if who else None
+        if person is None:
+            self.term.write(f"Act as whom? Known: {self.people.listed()}, or any user id (U…).")
+            return
+        self.user = person
+        self.whoami()
+
+    def whoami(self, _: str = "") -> None:
+        approver = self.slack.services.approvals.is_approver(self.user.id)
+        role = ", an approver" if approver else ""
+        self.term.write(f"You are {self.user.label}{role}.")
+
+    def home(self, _: str = "") -> None:
+        dm_channel = "D" + self.user.id[1:]
+        shown = self.screen.homes.get(self.user.id)
+        self._settle(self.slack.dispatch(payloads.app_home_opened(self.user, dm_channel, shown)))
+
+    def clock(self, move: str) -> None:
+        if not move:
+            self.term.write(f"Sandbox time: {when(self.slack.clock.now())}.")
+            return
+        try:
+            if not move.startswith("+"):
+                raise ValueError(move)
+            delta = parse_config_duration(move[1:])
+        except ValueError:
+            self.term.write("The clock moves forward only: `clock +2h` (s, m, h, d or w).")
+            return
+        self.term.write(f"Sandbox time is now {when(self.slack.advance(delta))}.")
+        self.worker()
+
+    def worker(self, _: str = "") -> None:
+        ran = self.slack.run_due_jobs()
+        self.term.write(f"{ran} due job{'s' if ran != 1 else ''} ran." if ran else "No jobs due.")
+        self._settle(None)
+
+    def help(self, _: str = "") -> None:
+        self.term.write(HELP)
+
+    # --- the app's answers ------------------------------------------------------------
+
+    def _settle(self, ack: Ack | None, token: str | None = None) -> None:
+        """Show the ack and everything the app sent after it; then fill in the modals it
+        opened, one after the other."""
+        if ack is not None and ack.status != 200:
+            self.term.write(f"(the app answered HTTP {ack.status})")
+        shown_ack = (token, ack) if token is not None and ack is not None else None
+        self.term.write(self.screen.show(self.slack.settle(), shown_ack))
+        for opened in self.screen.take_opened():
+            self._fill(opened)
+
+    def _trigger(self) -> str:
+        trigger = self.slack.trigger_id()
+        self.screen.expect_trigger(trigger, self.user.id)
+        return trigger
+
+    def _surface(self, pressed: Pressable) -> dict[str, Any]:
+        message = pressed.message
+        if message is None:
+            return payloads.view_surface(pressed.home or {})
+        token, url = self.slack.response_url()
+        self.screen.expect_responses(token, ResponseTarget(self.user.id, message.channel, message))
+        channel = (message.channel, self.screen.channels.get(message.channel, "directmessage"))
+        ephemeral = message.audience is Audience.EPHEMERAL
+        return payloads.message_surface(channel, message.as_sent(), ephemeral, url)
+
+    def _fill(self, opened: OpenedModal) -> None:
+        person = self.people.find(opened.user) or self.user
+
+        def submit(values: Values) -> Ack:
+            body = payloads.view_submission(person, opened.view, values, self._trigger())
+            return self.slack.dispatch(body)
+
+        ack = fill_in(self.term, opened.view, submit)
+        if ack is not None:
+            self._settle(ack)
+
+    def _banner(self) -> str:
+        approvers = self.slack.settings.approvers
+        start = self.slack.clock.now() + EXAMPLE_LEAD
+        who = ", ".join(self.people.get(a).label for a in approvers) or (
+            f"members of {self.slack.settings.approver_group}"
+        )
+        return (
+            "gpu-bot shell: the real bot and listeners, with a simulated AWS market (sandbox) "
+            "and an in-memory store.\nNothing is bought and nothing leaves this machine. "
+            f"You are {self.user.label}; approvers: {who}.\n"
+            f"Try `{SLASH_COMMAND} reserve 2x p5.48xlarge 3d from {start:%Y-%m-%d}`; `help` lists "
+            "the shell's commands."
+        )

@@ -1,0 +1,209 @@
+"""`gpu-bot shell` as a newcomer runs it: a subprocess fed a script on stdin, with no
+Slack, AWS or Redis configured; each test reads the transcript."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+# Two weeks ahead: inside the sandbox's Capacity Block horizon, after the approval deadline.
+START = (datetime.now(UTC) + timedelta(days=14)).strftime("%Y-%m-%d")
+RESERVE = f'/gpu reserve 2x p5.48xlarge 3d from {START} ec2 reason="load test <!channel> & co"'
+
+
+def run_shell(script: str, cwd: Path) -> str:
+    """The transcript (stdout) of `python -m bot shell < script`; stderr must stay empty."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "GPU_BOT_", "AWS_", "REDIS_"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "shell"],
+        input=script,
+        env=env | {"HOME": str(cwd)},
+        cwd=cwd,  # no .env of the repository
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "\x1b" not in done.stdout  # not a terminal: no escape codes
+    return done.stdout
+
+
+def section(transcript: str, heading: str) -> str:
+    """The lines under the first `── heading ──` frame (its indented body)."""
+    lines = transcript.splitlines()
+    start = lines.index(f"── {heading} ──") + 1
+    body = []
+    for line in lines[start:]:
+        if not line.startswith("  "):
+            break
+        body.append(line)
+    return "\n".join(body)
+
+
+@pytest.fixture(scope="module")
+def approval_flow(tmp_path_factory: pytest.TempPathFactory) -> str:
+    script = "\n".join(
+        [
+            RESERVE,
+            "press 1",  # Submit for approval…: opens the form
+            "",  # Option: keep the recommended one
+            "",  # Reason: keep the one typed in the command
+            "press 1",  # Approve, as the requester
+            "y",
+            "as alice",
+            "press 1",  # Approve, as an approver
+            "y",
+            "/gpu status R1",
+        ]
+    )
+    return run_shell(script + "\n", tmp_path_factory.mktemp("shell"))
+
+
+def test_commands_are_echoed_after_their_prompt(approval_flow: str) -> None:
+    assert f"you> {RESERVE}\n" in approval_flow
+    assert "alice> press 1\n" in approval_flow
+    assert approval_flow.startswith("gpu-bot shell: the real bot")
+    assert "approvers: alice (U0ALICE), bob (U0BOB)" in approval_flow
+
+
+def test_reserve_shows_the_comparison_in_place_of_the_working_message(approval_flow: str) -> None:
+    working = section(approval_flow, "ephemeral to you · message 1")
+    assert (
+        working
+        == "  :hourglass_flowing_sand: Comparing options for 2x p5.48xlarge for 3 days "
+        + (f"from {START} 00:00 UTC (us-east-1)…")
+    )
+    quote = section(approval_flow, "ephemeral to you · message 1, updated in place")
+    assert ":star: *Recommended: Capacity Block*" in quote
+    assert "*Why:* load test <!channel> & co" in quote  # escaped by Slack, shown as typed
+    assert quote.splitlines()[-1] == "  [1] Submit for approval…  [2] Cancel"
+
+
+def test_submit_opens_the_form_and_posts_the_card_for_approval(approval_flow: str) -> None:
+    modal = section(approval_flow, "modal opened for you: Submit for approval")
+    assert "  Reason for the approvers: load test <!channel> & co" in modal
+    assert "  Option (1-5) [Capacity Block · $" in approval_flow
+    assert "  Reason for the approvers [load test <!channel> & co]: \n" in approval_flow
+    card = section(approval_flow, "#approvals · message 2")
+    assert "  Requester: @you" in card
+    assert ":hourglass: *Pending approval* (0 of 1 approvals" in card
+    assert card.splitlines()[-1] == "  [1] Approve  [2] Reject…"
+    assert "  :outbox_tray: Submitted R1 (2x p5.48xlarge" in approval_flow
+
+
+def test_the_requester_approving_their_own_request_is_refused(approval_flow: str) -> None:
+    assert "  *Approve this purchase?*\n" in approval_flow
+    assert " (y) or Back (n)? y\n" in approval_flow
+    refusal = section(approval_flow, "ephemeral to you · message 3")
+    assert refusal == "  :warning: You cannot approve or reject your own request."
+
+
+def test_an_approver_approves_the_card_updates_and_the_requester_gets_a_dm(
+    approval_flow: str,
+) -> None:
+    assert "You are alice (U0ALICE), an approver." in approval_flow
+    after = approval_flow.split("alice> press 1", 1)[1]
+    card = section(after, "#approvals · message 2, updated in place")
+    assert ":white_check_mark: *Approved* · approved by @alice" in card
+    assert "[1] Approve" not in card
+    dm = section(after, "DM to @you · message 4")
+    assert "Your GPU request *R1*" in dm and "was approved by @alice" in dm
+    status = section(after, "ephemeral to alice · message 5")
+    assert ":white_check_mark: *Approved*" in status
+
+
+def test_bad_commands_say_what_is_accepted(tmp_path: Path) -> None:
+    script = "\n".join(
+        [
+            "frobnicate",
+            "/gpu frobnicate",
+            "/deploy now",
+            "press 1",
+            "press one",
+            "as nobody",
+            "clock -1h",
+            "clock +2 days",
+            "help",
+            "exit",
+            "whoami",  # after exit: never read
+        ]
+    )
+    out = run_shell(script + "\n", tmp_path)
+    assert 'Unknown command "frobnicate". Type `help`' in out
+    unknown = section(out, "ephemeral to you · message 1")
+    assert 'Unknown subcommand "frobnicate". Accepted: reserve, quote' in unknown
+    assert "Only /gpu is installed here" in out
+    assert "There is no button 1 (buttons: none yet)." in out
+    assert "Which button? `press 1` clicks [1]." in out
+    assert "Act as whom? Known: you (U0YOU), alice (U0ALICE), bob (U0BOB)" in out
+    assert out.count("The clock moves forward only: `clock +2h`") == 2
+    assert "  press N          click button [N] of the latest output" in out
+    assert "you> whoami" not in out
+
+
+def test_the_reserve_form_asks_again_for_what_the_app_refused(tmp_path: Path) -> None:
+    script = "\n".join(
+        [
+            "/gpu reserve 2x p5.48xlarge",
+            "",  # Instances [2]
+            "",  # Instance type [p5.48xlarge]
+            "abc",  # Duration: refused by the app
+            START,  # Start date
+            "25:00",  # Start time: refused by the shell, as Slack's time picker would
+            "",
+            "",  # Region
+            "2",  # Environment: EC2
+            "",  # Workload
+            "",  # Interruptions
+            "",  # Utilisation
+            "",  # Reason
+            "3d",  # Duration, asked again
+        ]
+    )
+    out = run_shell(script + "\n", tmp_path)
+    assert "Filled in from your command; still needed: duration, start." in out
+    assert "  ! Give a time as HH:MM, 00:00 to 23:59." in out
+    assert '  ! Duration: "abc" is not a valid duration.' in out
+    assert "  Duration [abc]: 3d\n" in out
+    quote = section(out, "ephemeral to you · message 1, updated in place")
+    assert "training · ec2 · 100% expected utilisation" in quote
+    assert quote.splitlines()[-1] == "  [1] Submit for approval…  [2] Cancel"
+
+
+def test_a_pending_request_times_out_when_the_clock_moves_on(tmp_path: Path) -> None:
+    script = "\n".join(
+        [
+            RESERVE,
+            "press 1",
+            "",
+            "",
+            "as bob",
+            "home",
+            "worker",
+            "clock +2d",
+            "clock",
+        ]
+    )
+    out = run_shell(script + "\n", tmp_path)
+    home = section(out, "App Home of @bob")
+    assert "  *Waiting for approval (1)*" in home
+    assert "  [1] Approve  [2] Reject…" in home
+    assert "bob> worker\nNo jobs due.\n" in out
+    after = out.split("bob> clock +2d", 1)[1]
+    assert "1 due job ran." in after
+    card = section(after, "#approvals · message 2, updated in place")
+    assert "  :zzz: *Timed out*" in card
+    assert "Approve" not in card
+    dm = section(after, "DM to @you · message 3")
+    assert "timed out: nobody decided before" in dm
+    assert "bob> clock\nSandbox time: " in after
