@@ -138,4 +138,5 @@ def refresh_home(s: Services, client: WebClient, body: dict[str, Any]) -> None:
 def publish_home(s: Services, client: WebClient, user: str) -> None:
     is_approver = s.approvals.is_approver(user)
     waiting = s.approvals.waiting_for(user) if is_approver else None
-    client.views_publish(user_id=user, view=home_view(s.requests.mine(user), waiting, is_approver))
+    view = home_view(s.requests.mine(user), waiting, is_approver, s.clock.now())
+    client.views_publish(user_id=user, view=view)

@@ -9,7 +9,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot.app import Services
-from bot.blocks.help import USAGE, help_blocks
+from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import quote_blocks, quote_fallback, request_title
@@ -43,7 +43,7 @@ def handle_gpu(
     sub = sub.lower()
     user = command["user_id"]
     if sub in ("", "help"):
-        ack(text="gpu-bot help", blocks=help_blocks())
+        ack(text="gpu-bot help", blocks=help_blocks(s.clock.now()))
     elif sub in ("reserve", "quote"):
         _reserve_or_quote(s, ack, command, respond, client, sub, rest)
     elif sub == "status":
@@ -56,12 +56,13 @@ def handle_gpu(
         ack(**_mig(rest))
     elif sub == "cancel":
         if not rest.strip():
-            ack(text=f"Which request? `/gpu cancel ID`, for example `/gpu cancel R12`.\n{USAGE}")
+            ack(text="Which request? `/gpu cancel ID`, for example `/gpu cancel R12`.")
             return
         ack()
         s.background.submit(_cancel, s, respond, user, rest.strip())
     else:
-        ack(text=f'Unknown subcommand "{esc(sub)}". Accepted: {", ".join(SUBCOMMANDS)}.\n{USAGE}')
+        accepted = ", ".join(SUBCOMMANDS)
+        ack(text=f'Unknown subcommand "{esc(sub)}". Accepted: {accepted}.\n{usage(s.clock.now())}')
 
 
 def _reserve_or_quote(
@@ -77,16 +78,17 @@ def _reserve_or_quote(
         draft = s.quotes.parse(rest)
         request = s.quotes.complete(draft)
     except RequestSyntaxError as exc:
+        example = example_request(s.clock.now())
         ack(
-            text=f":warning: {esc(str(exc))}\nExample: `/gpu {sub} 2x p5.48xlarge 3d from "
-            "2026-12-14`. `/gpu help` lists every piece."
+            text=f":warning: {esc(str(exc))}\nExample: `/gpu {sub} {example}`. "
+            "`/gpu help` lists every piece."
         )
         return
     except IncompleteRequest as exc:
         if sub == "quote":
+            example = example_request(s.clock.now())
             ack(
-                text=f":warning: Missing {', '.join(exc.missing)}. Example: `/gpu quote 2x "
-                "p5.48xlarge 3d from 2026-12-14`."
+                text=f":warning: Missing {', '.join(exc.missing)}. Example: `/gpu quote {example}`."
             )
             return
         ack()

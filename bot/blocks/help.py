@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.domain.grammar import ACCEPTED_FORMS
 
-USAGE = (
-    "*Usage*\n"
-    "• `/gpu reserve 2x p5.48xlarge 3d from 2026-12-14` compare options and ask for approval "
-    "(no arguments opens a form)\n"
-    "• `/gpu quote 2x p5.48xlarge 3d from 2026-12-14 util=60%` compare only\n"
-    "• `/gpu status [ID]` one request, or your latest\n"
-    "• `/gpu list` your requests (approvers also see what waits for them)\n"
-    "• `/gpu cancel ID` cancel a request that is not approved yet\n"
-    "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
-    "• `/gpu help` this text"
-)
+EXAMPLE_LEAD = timedelta(days=14)  # examples start two weeks out, so they always work
+
+
+def example_request(now: datetime) -> str:
+    """A request people can copy as it is: its start is always in the future."""
+    return f"2x p5.48xlarge 3d from {now + EXAMPLE_LEAD:%Y-%m-%d}"
+
+
+def usage(now: datetime) -> str:
+    example = example_request(now)
+    return (
+        "*Usage*\n"
+        f"• `/gpu reserve {example}` compare options and ask for approval "
+        "(no arguments opens a form)\n"
+        f"• `/gpu quote {example} util=60%` compare only\n"
+        "• `/gpu status [ID]` one request, or your latest\n"
+        "• `/gpu list` your requests (approvers also see what waits for them)\n"
+        "• `/gpu cancel ID` cancel a request that is not approved yet\n"
+        "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
+        "• `/gpu help` this text"
+    )
 
 
 def grammar_help() -> str:
@@ -24,8 +35,8 @@ def grammar_help() -> str:
     return "*Request pieces* (any order, times in UTC)\n" + "\n".join(lines)
 
 
-def help_blocks() -> list[dict[str, Any]]:
+def help_blocks(now: datetime) -> list[dict[str, Any]]:
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": USAGE}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": usage(now)}},
         {"type": "section", "text": {"type": "mrkdwn", "text": grammar_help()}},
     ]

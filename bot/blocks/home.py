@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from bot.blocks.help import example_request
 from bot.blocks.requests import list_blocks, request_card
 from bot.domain.records import CapacityRecord
 
@@ -12,7 +14,10 @@ MAX_PENDING_CARDS = 10  # each card is about 6 blocks; a Home view holds 100
 
 
 def home_view(
-    mine: list[CapacityRecord], waiting: list[CapacityRecord] | None, is_approver: bool
+    mine: list[CapacityRecord],
+    waiting: list[CapacityRecord] | None,
+    is_approver: bool,
+    now: datetime,
 ) -> View:
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
@@ -21,7 +26,7 @@ def home_view(
             "elements": [
                 {
                     "type": "mrkdwn",
-                    "text": "`/gpu reserve 2x p5.48xlarge 3d from 2026-12-14` to ask for GPUs · "
+                    "text": f"`/gpu reserve {example_request(now)}` to ask for GPUs · "
                     "`/gpu help` for everything else",
                 }
             ],

@@ -42,7 +42,10 @@ def option_line(option: Option, recommended: bool) -> str:
     if not option.eligible:
         return f"*{option.kind.label}* :no_entry: not possible: {esc(option.reasons[0])}"
     facts = [f"*{usd(option.total_usd)}*", rate(option.hourly_usd)]
-    facts.append("upfront" if option.upfront else "pay as you go")
+    if option.upfront:
+        facts.append("upfront")
+    else:
+        facts.append("billed for the whole window" if option.kind.reserved else "pay as you go")
     facts.append("guaranteed window" if option.guaranteed else "no guarantee")
     if option.interruptible:
         facts.append("interruptible")

@@ -60,19 +60,13 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
     """The message approvers see. Buttons only while the request waits for a decision."""
     r = record.request
     option = record.chosen_option
-    offering = record.chosen_offering
-    window = (
-        f"{when(offering.start)} → {when(offering.end)}"
-        if offering
-        else f"{when(r.start)} → {when(r.end)}"
-    )
     chosen = option.kind.label if option else "not chosen yet"
     if option and record.quote and record.quote.recommendation.kind is option.kind:
         chosen += " (recommended)"
     fields = [
         f"*Requester*\n{user(record.requester)}",
         f"*Instances*\n{r.count}x {r.instance_type} ({r.region})",
-        f"*Window*\n{window}",
+        f"*Window*\n{window(record)}",
         f"*Option*\n{chosen}",
         f"*Total*\n{usd(record.total_usd)}" + (" upfront" if option and option.upfront else ""),
         f"*Workload*\n{esc(request_context(r))}",
@@ -158,9 +152,17 @@ def summary_line(record: CapacityRecord) -> str:
     what = f" · {option.kind.label}" if option else ""
     return (
         f"{STATE_ICONS[record.state]} *{record.id}* {r.count}x {r.instance_type} "
-        f"{when(r.start)} → {when(r.end)}{what} · {usd(record.total_usd)} · "
-        f"_{record.state.label}_"
+        f"{window(record)}{what} · {usd(record.total_usd)} · _{record.state.label}_"
     )
+
+
+def window(record: CapacityRecord) -> str:
+    """The booked window once an offering is chosen, else the asked one."""
+    offering = record.chosen_offering
+    start, end = (
+        (offering.start, offering.end) if offering else (record.request.start, record.request.end)
+    )
+    return f"{when(start)} → {when(end)}"
 
 
 def list_blocks(title: str, records: list[CapacityRecord], empty: str) -> list[Block]:

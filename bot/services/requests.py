@@ -279,6 +279,8 @@ class RequestService:
             if r.requester != user:
                 raise RequestError(f"Only the requester can cancel {r.id}.")
             if r.state not in CANCELLABLE:
+                if r.state.final:
+                    raise RequestError(f"Request {r.id} is {r.state.label} already.")
                 raise RequestError(
                     f"Request {r.id} is {r.state.label}: only requests that are not approved "
                     "yet can be cancelled."

@@ -5,9 +5,9 @@ request Slack would send; everything the app sends back is shown by the `Screen`
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
+from bot.blocks.help import example_request
 from bot.blocks.text import when
 from bot.config import parse_config_duration
 from bot.shell import payloads
@@ -19,7 +19,6 @@ from bot.shell.style import ANSI, PLAIN
 from bot.shell.terminal import EndOfInput, Terminal
 
 SLASH_COMMAND = "/gpu"
-EXAMPLE_LEAD = timedelta(days=14)  # the banner's example starts two weeks from now
 HELP = f"""\
 Shell commands:
   /gpu …           a slash command from the current user (/gpu help lists them)
@@ -197,8 +196,8 @@ class Session:
             self._settle(ack)
 
     def _banner(self) -> str:
+        example = example_request(self.slack.clock.now())
         approvers = self.slack.settings.approvers
-        start = self.slack.clock.now() + EXAMPLE_LEAD
         who = ", ".join(self.people.get(a).label for a in approvers) or (
             f"members of {self.slack.settings.approver_group}"
         )
@@ -206,6 +205,5 @@ class Session:
             "gpu-bot shell: the real bot and listeners, with a simulated AWS market (sandbox) "
             "and an in-memory store.\nNothing is bought and nothing leaves this machine. "
             f"You are {self.user.label}; approvers: {who}.\n"
-            f"Try `{SLASH_COMMAND} reserve 2x p5.48xlarge 3d from {start:%Y-%m-%d}`; `help` lists "
-            "the shell's commands."
+            f"Try `{SLASH_COMMAND} reserve {example}`; `help` lists the shell's commands."
         )

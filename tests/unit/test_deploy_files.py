@@ -21,10 +21,17 @@ def test_iam_policies_are_valid_json_with_statements() -> None:
 
 
 def test_quote_policy_covers_every_read_call_the_market_makes() -> None:
-    actions = set(json.loads((ROOT / "deploy" / "iam-quote-policy.json").read_text())
-                  ["Statement"][0]["Action"])
-    for call in ("ec2:DescribeCapacityBlockOfferings", "ec2:DescribeSpotPriceHistory",
-                 "sagemaker:SearchTrainingPlanOfferings", "pricing:GetProducts"):
+    actions = set(
+        json.loads((ROOT / "deploy" / "iam-quote-policy.json").read_text())["Statement"][0][
+            "Action"
+        ]
+    )
+    for call in (
+        "ec2:DescribeCapacityBlockOfferings",
+        "ec2:DescribeSpotPriceHistory",
+        "sagemaker:SearchTrainingPlanOfferings",
+        "pricing:GetProducts",
+    ):
         assert call in actions
 
 
