@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bot.cli.output import fail
-from bot.config import ConfigError, Settings, load_settings, show_setting
+from bot.cli.output import settings_or_exit
+from bot.config import Settings, show_setting
 
 
 def register(sub: Any) -> None:
@@ -15,10 +15,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        return fail(str(exc), code=1)
+    settings = settings_or_exit()
     values = settings.model_dump()
     for (env, default, accepted), name in zip(
         Settings.describe(), Settings.model_fields, strict=True

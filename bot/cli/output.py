@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+
+from bot.config import ConfigError, Settings, load_settings
 
 
 def console() -> Console:
@@ -24,3 +27,12 @@ def fail(message: str, code: int = 2) -> int:
     """Print a usage-style error on stderr and return its exit status."""
     sys.stderr.write(f"gpu-bot: {message}\n")
     return code
+
+
+def settings_or_exit(load: Callable[[], Settings] = load_settings) -> Settings:
+    """The settings, or exit 1 with the message that lists every bad variable."""
+    try:
+        return load()
+    except ConfigError as exc:
+        sys.stderr.write(f"gpu-bot: {exc}\n")
+        raise SystemExit(1) from None

@@ -7,8 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from bot.cli.output import console, fail, print_json
-from bot.config import ConfigError, load_settings
+from bot.cli.output import console, fail, print_json, settings_or_exit
 from bot.domain.comparison import Option
 from bot.domain.grammar import RequestSyntaxError, render_request, usage
 from bot.domain.recommendation import Quote
@@ -29,11 +28,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from bot.app import build_services
 
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        return fail(str(exc), code=1)
-    services = build_services(settings)
+    services = build_services(settings_or_exit())
     text = " ".join(args.request)
     try:
         request = services.quotes.complete(services.quotes.parse(text))

@@ -8,8 +8,8 @@ import signal
 import threading
 from typing import Any
 
-from bot.cli.output import fail
-from bot.config import ConfigError, Settings, load_settings
+from bot.cli.output import fail, settings_or_exit
+from bot.config import Settings
 
 
 def register(sub: Any) -> None:
@@ -43,11 +43,8 @@ def serve_problems(settings: Settings) -> list[str]:
     return problems
 
 
-def _settings() -> Settings | int:
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        return fail(str(exc), code=1)
+def _settings() -> Settings:
+    settings = settings_or_exit()
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -56,8 +53,6 @@ def _settings() -> Settings | int:
 
 def run_serve(args: argparse.Namespace) -> int:
     settings = _settings()
-    if isinstance(settings, int):
-        return settings
     problems = serve_problems(settings)
     if problems:
         return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
@@ -88,8 +83,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_worker(args: argparse.Namespace) -> int:
     settings = _settings()
-    if isinstance(settings, int):
-        return settings
     from bot.app import build_services
     from bot.worker import Worker
 

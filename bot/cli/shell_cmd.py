@@ -6,8 +6,7 @@ import argparse
 import logging
 from typing import Any
 
-from bot.cli.output import fail
-from bot.config import ConfigError
+from bot.cli.output import settings_or_exit
 
 
 def register(sub: Any) -> None:
@@ -28,10 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.shell.session import Session
     from bot.shell.terminal import Terminal
 
-    try:
-        settings = shell_settings()
-    except ConfigError as exc:
-        return fail(str(exc), code=1)
+    settings = settings_or_exit(shell_settings)
     # The shell's output is the conversation: only warnings go to stderr, unless a log
     # level was asked for.
     level = settings.log_level if "log_level" in settings.model_fields_set else "WARNING"

@@ -8,6 +8,8 @@ transition is the purchase hand-off.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.adapters.clock import Clock
 from bot.adapters.store import RedisStore
 from bot.domain import approval
@@ -40,13 +42,8 @@ class ApprovalService:
 
     def approve(self, request_id: str, user: str) -> Decision | None:
         is_approver = self.directory.is_approver(user)
-        decisions: list[Decision] = []
 
-        def decide(record: CapacityRecord) -> Change | None:
-            decision = approval.approve(record, user, is_approver, self.clock.now())
-            decisions.append(decision)
-            if not decision.outcome.changed:
-                return None
+        def change(record: CapacityRecord, decision: Decision) -> Change:
             if decision.outcome is Outcome.PARTIAL:
                 n = len(decision.record.approvals)
                 return Change(
@@ -60,38 +57,47 @@ class ApprovalService:
                 cancel=(timeout_job_id(record.id),),
             )
 
-        saved, change = apply_change(self.store, normalise_id(request_id), decide, self.clock.now)
-        if saved is None:
-            return None
-        decision = Decision(decisions[-1].outcome, saved)
-        if change is not None:
-            self.notifier.update_request(saved)
-            if decision.outcome is Outcome.APPROVED:
-                self.notifier.tell_requester(saved)
-        return decision
+        return self._decide(
+            request_id,
+            lambda record: approval.approve(record, user, is_approver, self.clock.now()),
+            change,
+        )
 
     def reject(self, request_id: str, user: str, reason: str) -> Decision | None:
         is_approver = self.directory.is_approver(user)
-        decisions: list[Decision] = []
-
-        def decide(record: CapacityRecord) -> Change | None:
-            decision = approval.reject(record, user, is_approver, reason, self.clock.now())
-            decisions.append(decision)
-            if not decision.outcome.changed:
-                return None
-            return Change(
+        return self._decide(
+            request_id,
+            lambda record: approval.reject(record, user, is_approver, reason, self.clock.now()),
+            lambda record, decision: Change(
                 decision.record,
                 "rejected",
                 user,
                 reason.strip(),
                 cancel=(timeout_job_id(record.id),),
-            )
+            ),
+        )
 
-        saved, change = apply_change(self.store, normalise_id(request_id), decide, self.clock.now)
+    def _decide(
+        self,
+        request_id: str,
+        decide: Callable[[CapacityRecord], Decision],
+        describe: Callable[[CapacityRecord, Decision], Change],
+    ) -> Decision | None:
+        """Apply a pure decision as a compare-and-set (decided again on a conflict), then
+        update the card and, once the request is decided, tell the requester."""
+        decisions: list[Decision] = []
+
+        def attempt(record: CapacityRecord) -> Change | None:
+            decision = decide(record)
+            decisions.append(decision)
+            return describe(record, decision) if decision.outcome.changed else None
+
+        saved, change = apply_change(self.store, normalise_id(request_id), attempt, self.clock.now)
         if saved is None:
             return None
         decision = Decision(decisions[-1].outcome, saved)
         if change is not None:
             self.notifier.update_request(saved)
-            self.notifier.tell_requester(saved)
+            if decision.outcome in (Outcome.APPROVED, Outcome.REJECTED):
+                self.notifier.tell_requester(saved)
         return decision
