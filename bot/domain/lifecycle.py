@@ -64,17 +64,6 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 
 # States in which a request still waits on people, and can be cancelled by its requester.
 CANCELLABLE = frozenset({State.DRAFT, State.QUOTED, State.PENDING_APPROVAL})
-# States that hold (or are about to hold) bought capacity.
-RESERVED = frozenset(
-    {
-        State.PURCHASING,
-        State.PAYMENT_PENDING,
-        State.SCHEDULED,
-        State.ACTIVE,
-        State.EXPIRING,
-        State.EXPIRED,
-    }
-)
 
 
 class IllegalTransition(ValueError):

@@ -16,7 +16,7 @@ from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict
 from bot.domain.approval import SpendingLimits
 from bot.domain.choices import Pick, pick_by_value
 from bot.domain.grammar import render_request
-from bot.domain.lifecycle import CANCELLABLE, State
+from bot.domain.lifecycle import CANCELLABLE, State, check_transition
 from bot.domain.records import CapacityRecord
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.ports import Notifier
@@ -73,6 +73,8 @@ def apply_change(
         change = decide(record)
         if change is None:
             return record, None
+        if change.record.state is not record.state:
+            check_transition(record.state, change.record.state)  # a bug, never a user error
         audit = AuditEntry(
             request_id=request_id,
             actor=change.actor,
