@@ -1,0 +1,64 @@
+"""`gpu-bot quote`: the JSON contract and exit statuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli import main
+
+KINDS = ["on-demand", "spot", "capacity-block", "training-plan", "on-demand-reservation"]
+
+
+@pytest.fixture(autouse=True)
+def _sandbox(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    for name in ("GPU_BOT_AWS", "REDIS_URL", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+
+
+def test_json_has_request_options_and_recommendation(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["quote", "2x", "p5.48xlarge", "3d", "from", "tomorrow", "ec2", "util=50%", "--json"]
+    )
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["request"]["count"] == 2
+    assert data["request"]["instance_type"] == "p5.48xlarge"
+    assert [o["kind"] for o in data["options"]] == KINDS
+    for option in data["options"]:
+        assert {"eligible", "reasons", "total_usd", "hourly_usd"} <= option.keys()
+    block = next(o for o in data["options"] if o["kind"] == "capacity-block")
+    assert block["eligible"] is True
+    assert 0 < block["break_even_utilization"] < 1
+    assert block["offering_id"] and block["start"] and block["end"]
+    od = next(o for o in data["options"] if o["kind"] == "on-demand")
+    assert od["total_usd"] == pytest.approx(55.04 * 2 * 72 * 0.5, abs=0.01)
+    assert "break_even_utilization" not in od
+    assert data["recommendation"]["kind"] == "on-demand"  # 50% is below the 63% break-even
+    assert data["recommendation"]["reasons"]
+
+
+def test_readable_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["quote", "2x", "p5.48xlarge", "3d", "from", "tomorrow"]) == 0
+    out = capsys.readouterr().out
+    assert "Recommendation:" in out
+    assert "Capacity Block" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["2x", "p5.48xlarg", "3d", "from", "tomorrow"], 'unknown instance type "p5.48xlarg"'),
+        (["2x", "p5.48xlarge"], "missing duration, start"),
+        (["2x", "p5.48xlarge", "3d", "from", "2020-01-01"], "in the past"),
+    ],
+)
+def test_bad_input_exits_2_with_the_grammar_message(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["quote", *args]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert captured.out == ""
