@@ -325,3 +325,22 @@ def test_mig_check_answers_in_the_ack(make_bot) -> None:  # type: ignore[no-unty
     assert "does not work" in json.dumps(json.loads(reply.body)["blocks"])
     reply, _ = bot.command("mig check p4d.24xlarge 9g.99gb")
     assert "9g.99gb" in reply.body and "Usage" in reply.body
+
+
+def test_502_and_504_are_retried_too(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    bot.fake.fail("chat.update", 502, times=1)
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.wait()
+    assert [c.status for c in bot.fake.of("chat.update", ok_only=False)] == [502, 200]
+
+
+def test_a_response_url_post_is_retried(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    bot.fake.fail("response_url", 500, times=1)
+    _, token = bot.command(f"reserve {REQUEST}")
+    bot.wait()
+    answers = [c for c in bot.fake.of("response_url", ok_only=False) if c.token == token]
+    assert [c.status for c in answers] == [500, 200]
+    assert "Recommended" in json.dumps(answers[-1].args["blocks"])

@@ -7,8 +7,8 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.webhook import WebhookClient
 
+from bot.adapters.slack.client import make_webhook_client
 from bot.blocks.quote import quote_blocks, quote_fallback
 from bot.blocks.requests import card_fallback, request_card, requester_update
 from bot.blocks.text import esc
@@ -64,7 +64,7 @@ class SlackNotifier:
         """Answer where a command was typed (replacing the "working on it" message at its
         response_url), or by DM when there is no response_url."""
         if response_url:
-            WebhookClient(response_url).send(
+            make_webhook_client(response_url).send(
                 text=text, blocks=blocks, response_type="ephemeral", replace_original=True
             )
         else:
