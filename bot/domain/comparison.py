@@ -73,8 +73,13 @@ def _ineligible(kind: OptionKind, *reasons: str, **flags: bool) -> Option:
     return Option(kind=kind, eligible=False, reasons=list(reasons), **flags)
 
 
+def scarce(instance_type: str) -> bool:
+    """P and Trn types: short-notice On-Demand and short reservations are rarely there."""
+    return instance_type.startswith(SCARCE_FAMILIES)
+
+
 def _family_is_scarce(instance: InstanceType) -> bool:
-    return instance.family.startswith(SCARCE_FAMILIES)
+    return scarce(instance.instance_type)
 
 
 def on_demand_rate(request: CapacityRequest, snapshot: MarketSnapshot) -> HourlyPrice | None:

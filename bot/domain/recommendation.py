@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, ConfigDict
 
 from bot.domain.catalog import Catalog
-from bot.domain.comparison import Option, OptionKind, assess_options
+from bot.domain.comparison import Option, OptionKind, assess_options, scarce
 from bot.domain.market import MarketSnapshot
 from bot.domain.request import CapacityRequest, Workload
 
@@ -70,6 +70,11 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
             warnings=warnings,
         )
     reserved = [o for o in priced if o.kind.reserved]
+    blocks_or_plans = [o for o in reserved if o.kind is not OptionKind.ON_DEMAND_RESERVATION]
+    if blocks_or_plans and scarce(request.instance_type):
+        # Short reservations of P/Trn types are rarely available: do not count on one
+        # while a Capacity Block or training plan can be had.
+        reserved = blocks_or_plans
     flexible = [o for o in priced if not o.kind.reserved]
     best_reserved = _cheapest(reserved)
     best_flexible = _cheapest(flexible)
@@ -103,10 +108,7 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
             )
     reasons += _environment_caveat(request, chosen, priced)
     if chosen.kind is OptionKind.ON_DEMAND_RESERVATION:
-        reasons.append(
-            "no Capacity Block or training plan fits this request, so this is the only way "
-            "to hold the capacity; it costs the full On-Demand rate for the whole window"
-        )
+        reasons.append(_why_on_demand_reservation(blocks_or_plans))
     source = chosen.price_source
     if source and source.estimate:
         warnings.append(f"the {chosen.kind.label} price is an estimate: {source.detail}")
@@ -136,6 +138,21 @@ def _environment_caveat(
             f"(add `ec2` or `sagemaker` to the request to decide)"
         )
     return [line]
+
+
+def _why_on_demand_reservation(blocks_or_plans: list[Option]) -> str:
+    if not blocks_or_plans:
+        return (
+            "no Capacity Block or training plan fits this request, so this is the only way "
+            "to hold the capacity; it costs the full On-Demand rate for the whole window"
+        )
+    other = _cheapest(blocks_or_plans)
+    assert other is not None
+    return (
+        f"cheaper than {_a(other.kind.label)} ({_usd(_total(other))}) for a window this short, "
+        "since blocks and plans are billed by whole days; ask AWS whether it can be created "
+        "before counting on it"
+    )
 
 
 def _why_reserved(request: CapacityRequest, critical: bool) -> str:

@@ -401,3 +401,67 @@ def test_offering_covering_most_of_the_window_wins_over_an_earlier_one() -> None
     o = opt(r, OptionKind.CAPACITY_BLOCK, market(r, capacity_blocks=(early, late)))
     # early covers 59.5 h of the 72 asked, late 60.5 h.
     assert o.offering is not None and o.offering.offering_id == "late"
+
+
+# --- properties of the recommendation ------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    util=st.integers(1, 100),
+    hours=st.integers(1, 40 * 24),
+    count=st.integers(1, 64),
+    workload=st.sampled_from(Workload),
+    od=st.floats(1, 200),
+    cb_ratio=st.floats(0.2, 1.5),
+)
+def test_recommendation_follows_cost_unless_timing_is_critical(
+    util: int, hours: int, count: int, workload: Workload, od: float, cb_ratio: float
+) -> None:
+    r = req(
+        utilization_pct=util,
+        duration_hours=hours,
+        count=count,
+        workload=workload,
+        environment=Environment.EC2,
+        start=NOW + timedelta(weeks=4),
+    )
+    snap = market(
+        r,
+        on_demand=HourlyPrice(usd_per_hour=od, source=SRC),
+        capacity_blocks=(offering(ReservationKind.CAPACITY_BLOCK, r, od * cb_ratio),),
+    )
+    q = quote(r, snap)
+    cb = q.option(OptionKind.CAPACITY_BLOCK)
+    ondemand = q.option(OptionKind.ON_DEMAND)
+    assert cb.total_usd is not None and ondemand.total_usd is not None
+    # The break-even is exactly where On-Demand would cost the reservation's total.
+    assert cb.break_even_utilization == pytest.approx(
+        cb.total_usd / (od * r.instance_hours), abs=1e-3
+    )
+    if workload in (Workload.EVENT, Workload.INFERENCE) or cb.total_usd < ondemand.total_usd:
+        assert q.recommendation.kind is OptionKind.CAPACITY_BLOCK
+    else:
+        assert q.recommendation.kind is OptionKind.ON_DEMAND
+    # An On-Demand Capacity Reservation is never picked while a Capacity Block fits.
+    assert q.recommendation.kind is not OptionKind.ON_DEMAND_RESERVATION
+
+
+def test_a_short_critical_window_on_a_common_type_may_take_an_odcr() -> None:
+    r = req(
+        instance_type="g5.12xlarge",
+        environment=Environment.EC2,
+        workload=Workload.EVENT,
+        duration_hours=2,
+        start=NOW + timedelta(weeks=4),
+    )
+    block = offering(ReservationKind.CAPACITY_BLOCK, r, 3.0)  # a whole day, billed
+    q = quote(
+        r,
+        market(r, on_demand=HourlyPrice(usd_per_hour=5.672, source=SRC), capacity_blocks=(block,)),
+    )
+    assert q.recommendation.kind is OptionKind.ON_DEMAND_RESERVATION
+    assert "billed by whole days" in " ".join(q.recommendation.reasons)

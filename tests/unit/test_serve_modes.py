@@ -1,0 +1,55 @@
+"""`gpu-bot serve` picks Socket Mode when SLACK_APP_TOKEN is set, HTTP otherwise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot import server
+from bot.cli import main
+
+BASE = {
+    "SLACK_BOT_TOKEN": "xoxb-test",
+    "GPU_BOT_APPROVERS": "U0APPROVER",
+    "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+}
+
+
+@pytest.fixture
+def calls(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object, fake_slack: Any
+) -> list[tuple[str, Any]]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SLACK_API_URL", fake_slack.api_url)  # auth.test at start-up
+    seen: list[tuple[str, Any]] = []
+    monkeypatch.setattr(
+        server, "serve_socket_mode", lambda app, token: seen.append(("socket", token))
+    )
+    monkeypatch.setattr(
+        server, "start_health_server", lambda port, healthy: seen.append(("health", port))
+    )
+    monkeypatch.setattr(
+        server, "serve_http", lambda make, port, threads: seen.append(("http", port))
+    )
+    return seen
+
+
+def test_app_token_means_socket_mode_with_a_health_port(
+    monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, Any]]
+) -> None:
+    for key, value in (BASE | {"SLACK_APP_TOKEN": "xapp-1-test"}).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
+    assert main(["serve", "--port", "3999", "--no-worker"]) == 0
+    assert calls == [("health", 3999), ("socket", "xapp-1-test")]
+
+
+def test_without_app_token_it_serves_http(
+    monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, Any]]
+) -> None:
+    for key, value in (BASE | {"SLACK_SIGNING_SECRET": "s"}).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+    assert main(["serve", "--port", "3998"]) == 0
+    assert calls == [("http", 3998)]
