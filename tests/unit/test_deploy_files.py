@@ -46,3 +46,16 @@ def test_kubernetes_manifests_use_real_commands_and_settings() -> None:
                 (container,) = doc["spec"]["template"]["spec"]["containers"]
                 assert container["args"][0] == "gpu-bot"
                 assert container["args"][1] in commands
+
+
+def test_dockerfile_runs_as_non_root_with_a_health_check() -> None:
+    lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
+    assert lines[1].startswith("FROM python:3.11-slim")
+    user = next(line for line in lines if line.startswith("USER "))
+    assert user != "USER root"
+    assert any(line.startswith("HEALTHCHECK") for line in lines)
+    assert lines[-1] == 'CMD ["gpu-bot", "serve", "--port", "3000"]'
+    # Dependencies are installed before the source is copied, in their own layer.
+    deps = next(i for i, line in enumerate(lines) if "pip install -r" in line)
+    source = next(i for i, line in enumerate(lines) if line.startswith("COPY bot"))
+    assert deps < source
