@@ -23,6 +23,7 @@ from bot.domain.approval import SpendingLimits
 from bot.domain.catalog import Catalog, default_catalog
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
+from bot.services.notifications import NotificationService
 from bot.services.ports import Notifier
 from bot.services.quoting import MarketData, QuoteService
 from bot.services.requests import RequestService
@@ -43,6 +44,7 @@ class Services:
     quotes: QuoteService
     requests: RequestService
     approvals: ApprovalService
+    notifications: NotificationService
     background: Background
     slack: WebClient
     notifier: Notifier
@@ -90,7 +92,8 @@ def build_services(
         catalog=catalog,
         quotes=quotes,
         requests=RequestService(store, quotes, notifier, clock, limits, settings.approval_timeout),
-        approvals=ApprovalService(store, directory, notifier, clock),
+        approvals=ApprovalService(store, directory, clock),
+        notifications=NotificationService(store, notifier, clock),
         background=Background(),
         slack=slack,
         notifier=notifier,

@@ -14,29 +14,46 @@ from bot.adapters.store import ClaimedJob
 from bot.app import Services
 
 log = logging.getLogger(__name__)
-LEASE = timedelta(minutes=2)
+# Longer than the slowest job (a live quote with retries) so a healthy worker keeps it.
+LEASE = timedelta(minutes=5)
+MAX_ATTEMPTS = 8  # then the job goes to the dead-letter hash for an operator
+
+
+def backoff(attempt: int) -> timedelta:
+    """30 s, 1 min, 2 min, ... at most an hour between attempts."""
+    seconds: int = 30 * 2 ** (attempt - 1)
+    return min(timedelta(seconds=seconds), timedelta(hours=1))
+
 
 JobHandler = Callable[[dict[str, Any]], object]
 
 
 class Worker:
     def __init__(self, services: Services, lease: timedelta = LEASE, batch: int = 20) -> None:
+        """`batch`: how many jobs one `run_once` may run; each is claimed (and leased)
+        only when its turn comes, so a slow job cannot make the next one's lease run out."""
         self.services = services
         self.lease = lease
         self.batch = batch
         requests = services.requests
         self.handlers: dict[str, JobHandler] = {
+            "notify": lambda p: services.notifications.deliver(str(p["request"])),
+            "quote-only": requests.run_quote_only,
             "quote": lambda p: requests.run_quote(str(p["request"]), p.get("response_url") or None),
             "timeout": lambda p: requests.time_out(str(p["request"])),
         }
 
     def run_once(self) -> int:
-        """Claim and run what is due now; returns how many jobs ran."""
+        """Claim and run what is due now, one job at a time; returns how many ran."""
         store = self.services.store
-        jobs = store.claim_due(self.services.clock.now(), self.lease, self.batch)
-        for job in jobs:
-            self._run(job)
-        return len(jobs)
+        ran = 0
+        while ran < self.batch:
+            jobs = store.claim_due(self.services.clock.now(), self.lease, limit=1)
+            if not jobs:
+                break
+            self._run(jobs[0])
+            ran += 1
+        return ran
 
     def _run(self, job: ClaimedJob) -> None:
         kind = job.id.split(":", 1)[0]
@@ -45,13 +62,21 @@ class Worker:
             log.error("no handler for job %s: dropped", job.id)
             self.services.store.ack(job)
             return
+        store = self.services.store
         try:
             handler(job.payload)
-        except Exception:
-            # Not acked: the lease runs out and the job is tried again.
-            log.exception("job %s failed; it will be retried", job.id)
+        except Exception as exc:
+            attempt = int(job.payload.get("attempt", 0)) + 1
+            now = self.services.clock.now()
+            if attempt >= MAX_ATTEMPTS:
+                log.exception("job %s failed %d times: given up", job.id, attempt)
+                store.bury(job, f"{type(exc).__name__}: {exc}", now)
+                return
+            log.exception("job %s failed (attempt %d); retrying", job.id, attempt)
+            store.retry(job, now + backoff(attempt), job.payload | {"attempt": attempt})
             return
-        self.services.store.ack(job)
+        if not store.ack(job):
+            log.warning("job %s outlived its lease; another worker may run it again", job.id)
 
     def drain(self, limit: int = 100) -> int:
         """Run jobs until none is due (tests, the shell); returns how many ran."""

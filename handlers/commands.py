@@ -12,7 +12,7 @@ from bot.app import Services
 from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks
 from bot.blocks.modals import reserve_form
-from bot.blocks.quote import quote_blocks, quote_fallback, request_title
+from bot.blocks.quote import request_title
 from bot.blocks.requests import list_blocks, status_blocks
 from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType, default_catalog
@@ -96,7 +96,9 @@ def _reserve_or_quote(
         return
     ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
     if sub == "quote":
-        s.background.submit(_quote_only, s, respond, request)
+        s.background.submit(
+            s.requests.quote_only, command["user_id"], request, command.get("response_url")
+        )
     else:
         s.background.submit(
             s.requests.open, command["user_id"], request, command.get("response_url")
@@ -119,11 +121,6 @@ def _open_form(
     }
     view = reserve_form(draft, s.catalog.instance_types, s.settings.aws_region, metadata, note)
     client.views_open(trigger_id=command["trigger_id"], view=view)
-
-
-def _quote_only(s: Services, respond: Respond, request: Any) -> None:
-    quote = s.quotes.quote(request)
-    respond(text=quote_fallback(quote), blocks=quote_blocks(quote), replace_original=True)
 
 
 def _mig(rest: str) -> dict[str, Any]:

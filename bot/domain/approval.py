@@ -57,7 +57,7 @@ class Decision:
     record: CapacityRecord  # the new record when changed, else the one given
 
 
-def _refuse(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Outcome | None:
+def refusal(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Outcome | None:
     if record.state is not State.PENDING_APPROVAL:
         return Outcome.NOT_PENDING
     if record.approval_deadline is not None and now >= record.approval_deadline:
@@ -70,7 +70,7 @@ def _refuse(record: CapacityRecord, user: str, is_approver: bool, now: datetime)
 
 
 def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Decision:
-    refused = _refuse(record, user, is_approver, now)
+    refused = refusal(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
     if user in record.approvers:
@@ -90,7 +90,7 @@ def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime)
 def reject(
     record: CapacityRecord, user: str, is_approver: bool, reason: str, now: datetime
 ) -> Decision:
-    refused = _refuse(record, user, is_approver, now)
+    refused = refusal(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
     if not reason.strip():

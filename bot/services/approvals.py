@@ -17,17 +17,15 @@ from bot.domain.approval import Decision, Outcome
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.services.approvers import ApproverDirectory
-from bot.services.ports import Notifier
-from bot.services.requests import Change, apply_change, normalise_id, timeout_job_id
+from bot.services.changes import Change, apply_change
+from bot.services.jobs import notify_job, timeout_job_id
+from bot.services.requests import normalise_id
 
 
 class ApprovalService:
-    def __init__(
-        self, store: RedisStore, directory: ApproverDirectory, notifier: Notifier, clock: Clock
-    ) -> None:
+    def __init__(self, store: RedisStore, directory: ApproverDirectory, clock: Clock) -> None:
         self.store = store
         self.directory = directory
-        self.notifier = notifier
         self.clock = clock
 
     def is_approver(self, user: str) -> bool:
@@ -40,27 +38,27 @@ class ApprovalService:
         pending = self.store.in_state(State.PENDING_APPROVAL)
         return [r for r in pending if r.requester != user and user not in r.approvers]
 
+    def refusal(self, request_id: str, user: str) -> tuple[CapacityRecord | None, Outcome | None]:
+        """Why `user` may not decide this request now (None when they may)."""
+        record = self.store.get(normalise_id(request_id))
+        if record is None:
+            return None, None
+        is_approver = self.directory.is_approver(user)
+        return record, approval.refusal(record, user, is_approver, self.clock.now())
+
     def approve(self, request_id: str, user: str) -> Decision | None:
         is_approver = self.directory.is_approver(user)
 
-        def change(record: CapacityRecord, decision: Decision) -> Change:
+        def describe(record: CapacityRecord, decision: Decision) -> Change:
             if decision.outcome is Outcome.PARTIAL:
-                n = len(decision.record.approvals)
-                return Change(
-                    decision.record, "approval", user, f"{n} of {record.required_approvals}"
-                )
-            return Change(
-                decision.record,
-                "approved",
-                user,
-                "handed to purchasing",
-                cancel=(timeout_job_id(record.id),),
-            )
+                count = f"{len(decision.record.approvals)} of {record.required_approvals}"
+                return self._change(decision, "approval", user, count)
+            return self._change(decision, "approved", user, "handed to purchasing")
 
         return self._decide(
             request_id,
             lambda record: approval.approve(record, user, is_approver, self.clock.now()),
-            change,
+            describe,
         )
 
     def reject(self, request_id: str, user: str, reason: str) -> Decision | None:
@@ -68,13 +66,21 @@ class ApprovalService:
         return self._decide(
             request_id,
             lambda record: approval.reject(record, user, is_approver, reason, self.clock.now()),
-            lambda record, decision: Change(
-                decision.record,
-                "rejected",
-                user,
-                reason.strip(),
-                cancel=(timeout_job_id(record.id),),
-            ),
+            lambda record, decision: self._change(decision, "rejected", user, reason.strip()),
+        )
+
+    def _change(self, decision: Decision, action: str, user: str, detail: str) -> Change:
+        """The decision with its audit words; people are told by the notify job, and a
+        decided request needs no timeout any more."""
+        record = decision.record
+        decided = record.state is not State.PENDING_APPROVAL
+        return Change(
+            record,
+            action,
+            user,
+            detail,
+            schedule=(notify_job(record.id, self.clock.now()),),
+            cancel=(timeout_job_id(record.id),) if decided else (),
         )
 
     def _decide(
@@ -83,8 +89,8 @@ class ApprovalService:
         decide: Callable[[CapacityRecord], Decision],
         describe: Callable[[CapacityRecord, Decision], Change],
     ) -> Decision | None:
-        """Apply a pure decision as a compare-and-set (decided again on a conflict), then
-        update the card and, once the request is decided, tell the requester."""
+        """Apply a pure decision as a compare-and-set, decided again on a fresh read when
+        someone else changed the request first."""
         decisions: list[Decision] = []
 
         def attempt(record: CapacityRecord) -> Change | None:
@@ -92,12 +98,7 @@ class ApprovalService:
             decisions.append(decision)
             return describe(record, decision) if decision.outcome.changed else None
 
-        saved, change = apply_change(self.store, normalise_id(request_id), attempt, self.clock.now)
+        saved, _ = apply_change(self.store, normalise_id(request_id), attempt, self.clock.now)
         if saved is None:
             return None
-        decision = Decision(decisions[-1].outcome, saved)
-        if change is not None:
-            self.notifier.update_request(saved)
-            if decision.outcome in (Outcome.APPROVED, Outcome.REJECTED):
-                self.notifier.tell_requester(saved)
-        return decision
+        return Decision(decisions[-1].outcome, saved)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord, SlackMessage
 
 
@@ -19,8 +20,12 @@ class Notifier(Protocol):
         ...
 
     def quote_ready(self, record: CapacityRecord, response_url: str | None) -> None:
-        """Show the requester the comparison (or why quoting failed) where they asked:
-        the command's response_url, else a direct message."""
+        """Show the requester the comparison with Submit / Cancel (or why quoting
+        failed) where they asked: the command's response_url, else a direct message."""
+        ...
+
+    def show_quote(self, user: str, response_url: str | None, quote: Quote) -> None:
+        """Show a comparison that is not a request (`/gpu quote`)."""
         ...
 
     def reply(

@@ -7,24 +7,29 @@ change is decided again on a fresh read, so concurrent clicks and replicas are s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from bot.adapters.clock import Clock
-from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict
+from bot.adapters.store import AuditEntry, RedisStore
 from bot.domain.approval import SpendingLimits
 from bot.domain.choices import Pick, pick_by_value
 from bot.domain.grammar import render_request
-from bot.domain.lifecycle import CANCELLABLE, State, check_transition
+from bot.domain.lifecycle import CANCELLABLE, State
 from bot.domain.records import CapacityRecord
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
+from bot.services.changes import BOT, Change, apply_change
+from bot.services.jobs import (
+    notify_job,
+    quote_job,
+    quote_only_job,
+    timeout_job,
+    timeout_job_id,
+)
 from bot.services.ports import Notifier
 from bot.services.quoting import QuoteService
 
 log = logging.getLogger(__name__)
-BOT = "gpu-bot"
-MAX_ATTEMPTS = 10
 
 
 class RequestError(Exception):
@@ -33,64 +38,6 @@ class RequestError(Exception):
     def __init__(self, message: str, field: str | None = None) -> None:
         self.field = field
         super().__init__(message)
-
-
-def timeout_job_id(request_id: str) -> str:
-    return f"timeout:{request_id}"
-
-
-def quote_job_id(request_id: str) -> str:
-    return f"quote:{request_id}"
-
-
-@dataclass(frozen=True)
-class Change:
-    """A new version of a record and how to describe it in the audit trail."""
-
-    record: CapacityRecord
-    action: str
-    actor: str
-    detail: str = ""
-    schedule: tuple[Job, ...] = ()
-    cancel: tuple[str, ...] = ()
-
-
-def apply_change(
-    store: RedisStore,
-    request_id: str,
-    decide: Callable[[CapacityRecord], Change | None],
-    now: Callable[[], datetime],
-) -> tuple[CapacityRecord | None, Change | None]:
-    """Read, decide, compare-and-set; decide again on a conflict.
-
-    `decide` returns None when nothing should change. Returns the stored record (or the
-    current one when nothing changed) and the change that was applied, if any.
-    """
-    for _ in range(MAX_ATTEMPTS):
-        record = store.get(request_id)
-        if record is None:
-            return None, None
-        change = decide(record)
-        if change is None:
-            return record, None
-        if change.record.state is not record.state:
-            check_transition(record.state, change.record.state)  # a bug, never a user error
-        audit = AuditEntry(
-            request_id=request_id,
-            actor=change.actor,
-            action=change.action,
-            from_state=record.state.value,
-            to_state=change.record.state.value,
-            at=now(),
-            usd=change.record.total_usd,
-            detail=change.detail,
-        )
-        try:
-            saved = store.save(record, change.record, audit, change.schedule, change.cancel)
-        except VersionConflict:
-            continue
-        return saved, change
-    raise RuntimeError(f"{request_id}: too many concurrent changes")
 
 
 class RequestService:
@@ -157,14 +104,21 @@ class RequestService:
             at=now,
             detail=record.text,
         )
-        job = Job(
-            id=quote_job_id(record.id),
-            due=now,
-            payload={"request": record.id, "response_url": response_url or ""},
+        created = self.store.create(
+            record, audit, schedule=[quote_job(record.id, now, response_url)]
         )
-        created = self.store.create(record, audit, schedule=[job])
         self.store.wake()
         return created
+
+    def quote_only(self, user: str, request: CapacityRequest, response_url: str | None) -> None:
+        """`/gpu quote`: a comparison with nothing stored but the job that makes it."""
+        self.store.schedule(quote_only_job(user, request, self.clock.now(), response_url))
+        self.store.wake()
+
+    def run_quote_only(self, payload: dict[str, Any]) -> None:
+        request = CapacityRequest.model_validate_json(payload["request"])
+        quote = self.quotes.quote(request)
+        self.notifier.show_quote(str(payload["user"]), payload.get("response_url") or None, quote)
 
     def run_quote(self, request_id: str, response_url: str | None) -> CapacityRecord | None:
         """The quote job: quote a draft, then show the result. Safe to run twice: a
@@ -241,7 +195,8 @@ class RequestService:
         return chosen, deadline
 
     def submit(self, request_id: str, user: str, pick: str, reason: str) -> CapacityRecord:
-        """quoted -> pending_approval, posted for approval. `RequestError` says why not."""
+        """quoted -> pending_approval; the card is posted by the notify job scheduled in
+        the same step. `RequestError` says why not."""
 
         def submitted(r: CapacityRecord) -> Change:
             chosen, deadline = self.check_submission(r, user, pick, reason)
@@ -255,26 +210,13 @@ class RequestService:
                     "updated_at": self.clock.now(),
                 }
             )
-            job = Job(id=timeout_job_id(r.id), due=deadline, payload={"request": r.id})
-            return Change(new, "submitted", user, chosen.kind.value, schedule=(job,))
+            jobs = (timeout_job(r.id, deadline), notify_job(r.id, self.clock.now()))
+            return Change(new, "submitted", user, chosen.kind.value, schedule=jobs)
 
         saved, _ = apply_change(self.store, normalise_id(request_id), submitted, self.clock.now)
         if saved is None:
             raise RequestError(f"There is no request {request_id}.")
-        message = self.notifier.post_request(saved)
-        if message is None:
-            return saved
-
-        def posted(r: CapacityRecord) -> Change:
-            return Change(
-                r.model_copy(update={"approval_message": message}),
-                "posted",
-                BOT,
-                f"{message.channel} {message.ts}",
-            )
-
-        updated, _ = apply_change(self.store, saved.id, posted, self.clock.now)
-        return updated or saved
+        return saved
 
     def cancel(self, request_id: str, user: str) -> CapacityRecord:
         def cancelled(r: CapacityRecord) -> Change:
@@ -288,12 +230,17 @@ class RequestService:
                     "yet can be cancelled."
                 )
             new = r.model_copy(update={"state": State.CANCELLED, "updated_at": self.clock.now()})
-            return Change(new, "cancelled", user, cancel=(timeout_job_id(r.id),))
+            return Change(
+                new,
+                "cancelled",
+                user,
+                schedule=(notify_job(r.id, self.clock.now()),),
+                cancel=(timeout_job_id(r.id),),
+            )
 
         saved, _ = apply_change(self.store, normalise_id(request_id), cancelled, self.clock.now)
         if saved is None:
             raise RequestError(f"There is no request {request_id}.")
-        self.notifier.update_request(saved)
         return saved
 
     def time_out(self, request_id: str) -> CapacityRecord | None:
@@ -303,14 +250,11 @@ class RequestService:
             if r.state is not State.PENDING_APPROVAL:
                 return None
             new = r.model_copy(update={"state": State.TIMED_OUT, "updated_at": self.clock.now()})
-            return Change(new, "timed out", BOT, "no decision before the deadline")
+            notify = notify_job(r.id, self.clock.now())
+            return Change(new, "timed out", BOT, "no decision before the deadline", (notify,))
 
         saved, change = apply_change(self.store, request_id, timed_out, self.clock.now)
-        if saved is None or change is None:
-            return None
-        self.notifier.update_request(saved)
-        self.notifier.tell_requester(saved)
-        return saved
+        return saved if change is not None else None
 
 
 def normalise_id(text: str) -> str:

@@ -378,7 +378,7 @@ def test_cancel_by_command_updates_the_card(make_bot) -> None:  # type: ignore[n
 def test_a_pending_request_times_out(make_bot) -> None:  # type: ignore[no-untyped-def]
     from datetime import timedelta
 
-    from bot.worker import Worker
+    from bot.worker import LEASE, Worker
 
     bot = make_bot(approval_timeout=timedelta(hours=6))
     request_id = submitted(bot)
@@ -386,13 +386,14 @@ def test_a_pending_request_times_out(make_bot) -> None:  # type: ignore[no-untyp
     bot.clock.advance(timedelta(hours=5, minutes=59))
     assert worker.run_once() == 0
     bot.clock.advance(timedelta(minutes=2))
-    assert worker.run_once() == 1
+    assert worker.run_once() == 2  # the timeout, then the notify job it scheduled
     record = bot.record(request_id)
     assert record.state is State.TIMED_OUT
     (update,) = bot.fake.of("chat.update")
     assert action_ids(update.blocks()) == []
     assert any("timed out" in c.args.get("text", "") for c in bot.fake.of("chat.postMessage"))
-    assert worker.run_once() == 0  # acked: not run again
+    bot.clock.advance(LEASE + timedelta(minutes=1))
+    assert worker.run_once() == 0  # acked: not run again, even after its lease
 
 
 def test_the_deadline_is_never_after_the_offering_starts(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -403,3 +404,103 @@ def test_the_deadline_is_never_after_the_offering_starts(make_bot) -> None:  # t
     record = bot.record(request_id)
     offering = record.chosen_offering
     assert offering is not None and record.approval_deadline == offering.start
+
+
+# --- Slack down: people are told later, and only what is true now -----------------------
+
+
+def test_a_card_that_cannot_be_posted_is_posted_when_slack_is_back(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    bot = make_bot()
+    request_id = quoted(bot)
+    bot.fake.fail("chat.postMessage", 500, times=3)  # one delivery: first try and 2 retries
+    _, url = bot.new_response_url()
+    bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input("load test"),
+        },
+        REQUESTER,
+        json.dumps({"request": request_id, "response_url": url}),
+    )
+    bot.wait()
+    assert bot.record(request_id).state is State.PENDING_APPROVAL
+    assert bot.record(request_id).approval_message is None
+    bot.clock.advance(timedelta(seconds=31))  # the notify job's first retry
+    bot.wait()
+    cards = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
+    assert len(cards) == 1
+    assert action_ids(cards[0].blocks()) == [ActionId.APPROVE.value, ActionId.REJECT_OPEN.value]
+    assert bot.record(request_id).approval_message is not None
+
+
+def test_a_request_decided_before_its_card_is_posted_gets_a_card_without_buttons(
+    make_bot,  # type: ignore[no-untyped-def]
+) -> None:
+    bot = make_bot()
+    request_id = quoted(bot)
+    bot.fake.fail("chat.postMessage", 500, times=3)
+    bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input("load test"),
+        },
+        REQUESTER,
+        json.dumps({"request": request_id, "response_url": bot.new_response_url()[1]}),
+    )
+    bot.wait()
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.wait()
+    cards = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
+    assert len(cards) == 1
+    assert action_ids(cards[0].blocks()) == []
+    assert "Approved" in cards[0].text_of_blocks()
+    dms = [c for c in bot.fake.of("chat.postMessage") if "was approved" in c.args.get("text", "")]
+    assert len(dms) == 1
+
+
+def test_the_requester_is_told_once_even_when_the_delivery_runs_again(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot)
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.wait()
+    bot.services.notifications.deliver(request_id)  # a second run of the same job
+    dms = [c for c in bot.fake.of("chat.postMessage") if "was approved" in c.args.get("text", "")]
+    assert len(dms) == 1
+    assert len(bot.fake.of("chat.update")) == 2  # the card is simply rendered again
+
+
+def test_a_job_that_keeps_failing_is_buried_not_retried_forever(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from bot.worker import MAX_ATTEMPTS, backoff
+
+    bot = make_bot()
+    request_id = quoted(bot)
+    bot.fake.fail("chat.postMessage", 500, times=10_000)
+    bot.submit_view(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: select("capacity-block:0"),
+            FormBlock.REASON.value: text_input("load test"),
+        },
+        REQUESTER,
+        json.dumps({"request": request_id, "response_url": bot.new_response_url()[1]}),
+    )
+    bot.wait()
+    for attempt in range(1, MAX_ATTEMPTS):
+        bot.clock.advance(backoff(attempt) + timedelta(seconds=1))
+        bot.wait()
+    dead = bot.services.store.dead_jobs()
+    assert f"notify:{request_id}" in dead
+    assert (
+        "500" in dead[f"notify:{request_id}"]["error"]
+        or "internal_error" in dead[f"notify:{request_id}"]["error"]
+    )
+    bot.clock.advance(timedelta(hours=6))  # still before the approval deadline
+    before = len(bot.fake.calls)
+    bot.wait()
+    assert len(bot.fake.calls) == before  # nothing more is tried

@@ -169,6 +169,39 @@ def test_memory_store_runs_the_same_scripts() -> None:
     assert [j.id for j in store.claim_due(NOW, lease=timedelta(minutes=1))] == ["j"]
 
 
-def test_once_marks_a_delivery(redis_store: RedisStore) -> None:
-    assert redis_store.once("remind:R1:24h", ttl=timedelta(days=1))
-    assert not redis_store.once("remind:R1:24h", ttl=timedelta(days=1))
+def test_a_delivery_is_marked(redis_store: RedisStore) -> None:
+    assert not redis_store.delivered("told:R1:approved")
+    redis_store.mark_delivered("told:R1:approved", NOW)
+    assert redis_store.delivered("told:R1:approved")
+
+
+def test_a_job_scheduled_again_while_it_runs_runs_again_after(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={"v": 1}))
+    (running,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
+    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={"v": 2}))
+    # Not twice at once: the new occurrence waits while the first is in flight...
+    assert redis_store.claim_due(NOW, lease=timedelta(minutes=5)) == []
+    assert redis_store.ack(running)
+    # ...and the ack keeps its payload for the next run.
+    (again,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
+    assert again.payload == {"v": 2}
+
+
+def test_a_failed_job_is_retried_later_with_its_new_payload(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={}))
+    (job,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
+    assert redis_store.retry(job, NOW + timedelta(seconds=30), {"attempt": 1})
+    assert redis_store.claim_due(NOW + timedelta(seconds=29), lease=timedelta(minutes=5)) == []
+    (again,) = redis_store.claim_due(NOW + timedelta(seconds=30), lease=timedelta(minutes=5))
+    assert again.payload == {"attempt": 1}
+    assert not redis_store.retry(job, NOW, {})  # the old lease is no longer good
+
+
+def test_a_buried_job_is_kept_for_operators_and_not_run(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={"request": "R1"}))
+    (job,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
+    redis_store.bury(job, "SlackApiError: channel_not_found", NOW)
+    assert redis_store.claim_due(NOW + timedelta(days=1), lease=timedelta(minutes=5)) == []
+    dead = redis_store.dead_jobs()["notify:R1"]
+    assert dead["payload"] == {"request": "R1"}
+    assert "channel_not_found" in dead["error"]

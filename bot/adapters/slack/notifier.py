@@ -1,4 +1,8 @@
-"""The services' Notifier on Slack: approval cards and direct messages."""
+"""The services' Notifier on Slack: approval cards, comparisons and direct messages.
+
+Failures raise (after the client's own retries) so the notify job is tried again later;
+only a card that is gone for good is given up on.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,12 @@ from bot.adapters.slack.client import make_webhook_client
 from bot.blocks.quote import quote_blocks, quote_fallback
 from bot.blocks.requests import card_fallback, request_card, requester_update
 from bot.blocks.text import esc
+from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord, SlackMessage
 
 log = logging.getLogger(__name__)
+# chat.update errors that no retry will mend: the card was deleted or cannot be edited.
+CARD_GONE = frozenset({"message_not_found", "channel_not_found", "cant_update_message"})
 
 
 class SlackNotifier:
@@ -43,16 +50,24 @@ class SlackNotifier:
                 blocks=request_card(record),
             )
         except SlackApiError as exc:
-            # The state is already right in the store; a stale card is shown in /gpu status.
-            log.warning("could not update the card of %s: %s", record.id, exc)
+            if exc.response.get("error") not in CARD_GONE:
+                raise
+            log.warning(
+                "the card of %s is gone (%s); /gpu status still shows it",
+                record.id,
+                exc.response.get("error"),
+            )
 
     def quote_ready(self, record: CapacityRecord, response_url: str | None) -> None:
-        if record.quote is not None:
-            text = quote_fallback(record.quote)
-            blocks: list[dict[str, Any]] | None = quote_blocks(record.quote, record.id)
-        else:
-            text, blocks = f":x: {esc(record.failure or 'Quoting failed.')}", None
-        self.reply(record.requester, response_url, text, blocks)
+        if record.quote is None:
+            failed = f":x: {esc(record.failure or 'Quoting failed.')}"
+            self.reply(record.requester, response_url, failed)
+            return
+        blocks = quote_blocks(record.quote, record.id)
+        self.reply(record.requester, response_url, quote_fallback(record.quote), blocks)
+
+    def show_quote(self, user: str, response_url: str | None, quote: Quote) -> None:
+        self.reply(user, response_url, quote_fallback(quote), quote_blocks(quote))
 
     def reply(
         self,
@@ -62,16 +77,16 @@ class SlackNotifier:
         blocks: list[dict[str, Any]] | None = None,
     ) -> None:
         """Answer where a command was typed (replacing the "working on it" message at its
-        response_url), or by DM when there is no response_url."""
+        response_url); by DM when there is none, or when it no longer works (it expires
+        after 30 minutes and 5 uses)."""
         if response_url:
-            make_webhook_client(response_url).send(
+            sent = make_webhook_client(response_url).send(
                 text=text, blocks=blocks, response_type="ephemeral", replace_original=True
             )
-        else:
-            self.client.chat_postMessage(channel=user, text=text, blocks=blocks)
+            if sent.status_code == 200:
+                return
+            log.warning("response_url answered %s; sending a DM instead", sent.status_code)
+        self.client.chat_postMessage(channel=user, text=text, blocks=blocks)
 
     def tell_requester(self, record: CapacityRecord) -> None:
-        try:
-            self.client.chat_postMessage(channel=record.requester, text=requester_update(record))
-        except SlackApiError as exc:
-            log.warning("could not message %s about %s: %s", record.requester, record.id, exc)
+        self.client.chat_postMessage(channel=record.requester, text=requester_update(record))

@@ -90,6 +90,10 @@ class VersionConflict(Exception):
         super().__init__(f"{request_id} is at version {version} ({state})")
 
 
+# Blocking reads stay under the client's 5 s socket timeout.
+MAX_BLOCK_SECONDS = 4.0
+
+
 def _epoch(when: datetime) -> float:
     return when.timestamp()
 
@@ -101,6 +105,7 @@ class RedisStore:
         self._transition = client.register_script(_script("transition.lua"))
         self._claim = client.register_script(_script("claim.lua"))
         self._ack = client.register_script(_script("ack.lua"))
+        self._retry = client.register_script(_script("retry.lua"))
 
     def key(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
@@ -235,9 +240,27 @@ class RedisStore:
             for i in range(0, len(flat), 2)
         ]
 
+    def _lease_keys(self) -> list[str]:
+        return [self.key("inflight"), self.key("jobs"), self.key("lease"), self.key("due")]
+
     def ack(self, job: ClaimedJob) -> bool:
-        keys = [self.key("inflight"), self.key("jobs"), self.key("lease")]
-        return bool(self._ack(keys=keys, args=[job.id, job.token]))
+        """Done; False when the lease was lost (another worker owns the job now)."""
+        return bool(self._ack(keys=self._lease_keys(), args=[job.id, job.token]))
+
+    def retry(self, job: ClaimedJob, due: datetime, payload: dict[str, Any]) -> bool:
+        """Give the job back to run again at `due` (with `payload`, e.g. an attempt count)."""
+        args: list[str | float] = [job.id, job.token, _epoch(due), json.dumps(payload)]
+        return bool(self._retry(keys=self._lease_keys(), args=args))
+
+    def bury(self, job: ClaimedJob, error: str, at: datetime) -> None:
+        """Give up on a job: keep it, with why, in the dead-letter hash for operators."""
+        record = json.dumps({"payload": job.payload, "error": error, "at": at.isoformat()})
+        self.redis.hset(self.key("dead"), job.id, record)
+        self.ack(job)
+
+    def dead_jobs(self) -> dict[str, dict[str, Any]]:
+        raw = cast(dict[str, str], self.redis.hgetall(self.key("dead")))
+        return {job: json.loads(value) for job, value in raw.items()}
 
     def wake(self) -> None:
         """Tell a waiting worker (in any process) that a job is due now."""
@@ -247,8 +270,10 @@ class RedisStore:
         pipe.execute()
 
     def wait_for_work(self, timeout: float) -> bool:
-        """Block up to `timeout` seconds for a `wake`; True when woken."""
-        return self.redis.blpop([self.key("wake")], timeout=timeout) is not None
+        """Block up to `timeout` seconds (at most 4, under the socket timeout) for a
+        `wake`; True when woken."""
+        wait = min(timeout, MAX_BLOCK_SECONDS)
+        return self.redis.blpop([self.key("wake")], timeout=wait) is not None
 
     def due_at(self, job_id: str) -> datetime | None:
         score = self.redis.zscore(self.key("due"), job_id)
@@ -274,11 +299,12 @@ class RedisStore:
     def cache_put(self, key: str, value: str, ttl: timedelta) -> None:
         self.redis.set(self.key("cache", key), value, px=int(ttl.total_seconds() * 1000))
 
-    def once(self, key: str, ttl: timedelta) -> bool:
-        """True the first time `key` is seen within `ttl` (a delivery/dedupe marker)."""
-        return bool(
-            self.redis.set(self.key("once", key), "1", nx=True, px=int(ttl.total_seconds() * 1000))
-        )
+    def delivered(self, key: str) -> bool:
+        """Whether a message with this delivery key was sent (see `mark_delivered`)."""
+        return bool(self.redis.hexists(self.key("delivered"), key))
+
+    def mark_delivered(self, key: str, at: datetime) -> None:
+        self.redis.hset(self.key("delivered"), key, at.isoformat())
 
 
 def _id_order(request_id: str) -> tuple[int, str]:

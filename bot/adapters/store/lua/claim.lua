@@ -1,6 +1,8 @@
 -- Claim due jobs with a lease, in one step: first return expired leases to the due set
 -- (their worker died), then move up to ARGV[3] due jobs to the in-flight set with a
--- deadline and an owner token. Delivery is at-least-once; handlers are idempotent.
+-- deadline and an owner token. A job id that is in flight is not claimed again until
+-- its owner is done: one occurrence of a job runs at a time. Delivery is at-least-once;
+-- handlers are idempotent.
 --
 -- KEYS: 1 due jobs, 2 in-flight jobs, 3 job payloads, 4 lease owners
 -- ARGV: 1 now, 2 lease deadline, 3 max jobs, 4 owner token
@@ -9,20 +11,26 @@ local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
 for _, job in ipairs(expired) do
   redis.call('ZREM', KEYS[2], job)
   redis.call('HDEL', KEYS[4], job)
-  if redis.call('HEXISTS', KEYS[3], job) == 1 then
+  if redis.call('HEXISTS', KEYS[3], job) == 1 and not redis.call('ZSCORE', KEYS[1], job) then
     redis.call('ZADD', KEYS[1], now, job)
   end
 end
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+local wanted = tonumber(ARGV[3])
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, wanted * 4)
 local out = {}
 for _, job in ipairs(due) do
-  redis.call('ZREM', KEYS[1], job)
-  local payload = redis.call('HGET', KEYS[3], job)
-  if payload then
-    redis.call('ZADD', KEYS[2], ARGV[2], job)
-    redis.call('HSET', KEYS[4], job, ARGV[4])
-    table.insert(out, job)
-    table.insert(out, payload)
+  if #out >= wanted * 2 then
+    break
+  end
+  if not redis.call('ZSCORE', KEYS[2], job) then
+    redis.call('ZREM', KEYS[1], job)
+    local payload = redis.call('HGET', KEYS[3], job)
+    if payload then
+      redis.call('ZADD', KEYS[2], ARGV[2], job)
+      redis.call('HSET', KEYS[4], job, ARGV[4])
+      table.insert(out, job)
+      table.insert(out, payload)
+    end
   end
 end
 return out

@@ -1,0 +1,67 @@
+"""Applying a change to a request: read, decide, compare-and-set, decide again on a
+conflict. Every change writes its audit entry and its jobs in the same step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict
+from bot.domain.lifecycle import check_transition
+from bot.domain.records import CapacityRecord
+
+BOT = "gpu-bot"  # the actor of the bot's own changes in the audit trail
+MAX_ATTEMPTS = 10
+
+
+@dataclass(frozen=True)
+class Change:
+    """A new version of a record and how to describe it in the audit trail."""
+
+    record: CapacityRecord
+    action: str
+    actor: str
+    detail: str = ""
+    schedule: tuple[Job, ...] = ()
+    cancel: tuple[str, ...] = ()
+
+
+def apply_change(
+    store: RedisStore,
+    request_id: str,
+    decide: Callable[[CapacityRecord], Change | None],
+    now: Callable[[], datetime],
+) -> tuple[CapacityRecord | None, Change | None]:
+    """Read, decide, compare-and-set; decide again on a conflict.
+
+    `decide` returns None when nothing should change. Returns the stored record (or the
+    current one when nothing changed) and the change that was applied, if any.
+    """
+    for _ in range(MAX_ATTEMPTS):
+        record = store.get(request_id)
+        if record is None:
+            return None, None
+        change = decide(record)
+        if change is None:
+            return record, None
+        if change.record.state is not record.state:
+            check_transition(record.state, change.record.state)  # a bug, never a user error
+        audit = AuditEntry(
+            request_id=request_id,
+            actor=change.actor,
+            action=change.action,
+            from_state=record.state.value,
+            to_state=change.record.state.value,
+            at=now(),
+            usd=change.record.total_usd,
+            detail=change.detail,
+        )
+        try:
+            saved = store.save(record, change.record, audit, change.schedule, change.cancel)
+        except VersionConflict:
+            continue
+        if any(job.due <= now() for job in change.schedule):
+            store.wake()  # a worker may be waiting: this job is due now
+        return saved, change
+    raise RuntimeError(f"{request_id}: too many concurrent changes")
