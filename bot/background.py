@@ -19,19 +19,37 @@ class Background:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
 
-    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
-        future = self._pool.submit(self._run, fn, *args, **kwargs)
+    def submit(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_error: Callable[[Exception], object] | None = None,
+        **kwargs: Any,
+    ) -> Future[Any]:
+        """Run `fn(*args, **kwargs)` soon; `on_error` hears of a failure (to tell the
+        user: after the ack, a failure would otherwise leave them waiting forever)."""
+        future = self._pool.submit(self._run, fn, on_error, *args, **kwargs)
         with self._lock:
             self._pending.add(future)
         future.add_done_callback(self._done)
         return future
 
     @staticmethod
-    def _run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _run(
+        fn: Callable[..., Any],
+        on_error: Callable[[Exception], object] | None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
         try:
             return fn(*args, **kwargs)
-        except Exception:
+        except Exception as exc:
             log.exception("background work %s failed", getattr(fn, "__name__", fn))
+            if on_error is not None:
+                try:
+                    on_error(exc)
+                except Exception:
+                    log.exception("could not report the failure to the user either")
             raise
 
     def _done(self, future: Future[Any]) -> None:

@@ -18,7 +18,7 @@ from bot.blocks.text import esc
 from bot.domain.approval import Outcome
 from bot.domain.lifecycle import State
 from bot.services.requests import RequestError
-from handlers.replies import reply_error, tell
+from handlers.replies import reply_error, sorry, sorry_where_clicked, tell
 
 REFUSALS = {
     Outcome.NOT_APPROVER: "Only approvers can decide GPU requests.",
@@ -33,22 +33,40 @@ def register(app: App, services: Services) -> None:
     @app.action(ActionId.SUBMIT_OPEN.value)
     def submit_open(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
-        services.background.submit(open_submit_form, services, body, respond, client)
+        services.background.submit(
+            open_submit_form, services, body, respond, client, on_error=sorry(respond)
+        )
 
     @app.action(ActionId.CANCEL.value)
     def cancel(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         ack()
-        services.background.submit(cancel_from_button, services, body, respond)
+        services.background.submit(
+            cancel_from_button, services, body, respond, on_error=sorry(respond)
+        )
 
     @app.action(ActionId.APPROVE.value)
     def approve(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
-        services.background.submit(approve_click, services, body, respond, client)
+        services.background.submit(
+            approve_click,
+            services,
+            body,
+            respond,
+            client,
+            on_error=sorry_where_clicked(body, client, respond),
+        )
 
     @app.action(ActionId.REJECT_OPEN.value)
     def reject_open(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
-        services.background.submit(open_reject_form, services, body, respond, client)
+        services.background.submit(
+            open_reject_form,
+            services,
+            body,
+            respond,
+            client,
+            on_error=sorry_where_clicked(body, client, respond),
+        )
 
 
 def _clicked(body: dict[str, Any]) -> tuple[str, str]:

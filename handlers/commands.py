@@ -20,7 +20,7 @@ from bot.domain.grammar import RequestSyntaxError
 from bot.domain.mig import UnknownProfile, check_layout
 from bot.domain.request import IncompleteRequest, RequestDraft
 from bot.services.requests import RequestError
-from handlers.replies import reply_error
+from handlers.replies import reply_error, sorry
 
 SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "mig", "help")
 MIG_USAGE = (
@@ -48,10 +48,10 @@ def handle_gpu(
         _reserve_or_quote(s, ack, command, respond, client, sub, rest)
     elif sub == "status":
         ack()
-        s.background.submit(_status, s, respond, user, rest.strip())
+        s.background.submit(_status, s, respond, user, rest.strip(), on_error=sorry(respond))
     elif sub == "list":
         ack()
-        s.background.submit(_list, s, respond, user)
+        s.background.submit(_list, s, respond, user, on_error=sorry(respond))
     elif sub == "mig":
         ack(**_mig(rest))
     elif sub == "cancel":
@@ -59,7 +59,7 @@ def handle_gpu(
             ack(text="Which request? `/gpu cancel ID`, for example `/gpu cancel R12`.")
             return
         ack()
-        s.background.submit(_cancel, s, respond, user, rest.strip())
+        s.background.submit(_cancel, s, respond, user, rest.strip(), on_error=sorry(respond))
     else:
         accepted = ", ".join(SUBCOMMANDS)
         ack(text=f'Unknown subcommand "{esc(sub)}". Accepted: {accepted}.\n{usage(s.clock.now())}')
@@ -92,17 +92,15 @@ def _reserve_or_quote(
             )
             return
         ack()
-        s.background.submit(_open_form, s, client, command, draft, exc.missing)
+        s.background.submit(
+            _open_form, s, client, command, draft, exc.missing, on_error=sorry(respond)
+        )
         return
     ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
-    if sub == "quote":
-        s.background.submit(
-            s.requests.quote_only, command["user_id"], request, command.get("response_url")
-        )
-    else:
-        s.background.submit(
-            s.requests.open, command["user_id"], request, command.get("response_url")
-        )
+    start = s.requests.quote_only if sub == "quote" else s.requests.open
+    s.background.submit(
+        start, command["user_id"], request, command.get("response_url"), on_error=sorry(respond)
+    )
 
 
 def _open_form(

@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import Respond
 from slack_sdk import WebClient
 
 from bot.blocks.text import esc
+
+SORRY = (
+    ":x: That did not go through: gpu-bot hit an error (the details are in its log). "
+    "Try again in a minute; `/gpu status` shows where your requests are."
+)
+
+
+def sorry(respond: Respond) -> Callable[[Exception], None]:
+    """An `on_error` for work after the ack of a command or a click in a message."""
+    return lambda _exc: reply_error_text(respond, SORRY)
+
+
+def sorry_where_clicked(
+    body: dict[str, Any], client: WebClient, respond: Respond
+) -> Callable[[Exception], None]:
+    """An `on_error` for a click that may come from App Home (no response_url)."""
+    return lambda _exc: tell(body, client, respond, SORRY)
+
+
+def reply_error_text(respond: Respond, text: str) -> None:
+    respond(text=text, response_type="ephemeral", replace_original=False)
 
 
 def reply_error(respond: Respond, text: str) -> None:

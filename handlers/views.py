@@ -16,7 +16,7 @@ from bot.blocks.text import esc
 from bot.domain.grammar import parse_form
 from bot.services.requests import RequestError
 from handlers.actions import REFUSALS, publish_home
-from handlers.replies import metadata_of, view_values
+from handlers.replies import SORRY, metadata_of, view_values
 
 
 def register(app: App, services: Services) -> None:
@@ -51,7 +51,7 @@ def handle_reserve_form(
         s.notifier.reply(user, response_url, working)
         s.requests.open(user, request, response_url)
 
-    s.background.submit(run)
+    s.background.submit(run, on_error=lambda _exc: s.notifier.reply(user, response_url, SORRY))
 
 
 def handle_submit(
@@ -86,7 +86,7 @@ def handle_submit(
             "shows where it is.",
         )
 
-    s.background.submit(run)
+    s.background.submit(run, on_error=lambda _exc: s.notifier.reply(user, response_url, SORRY))
 
 
 def _submit_error(
@@ -127,4 +127,4 @@ def handle_reject(
         if metadata.get("from_home") == "true":
             publish_home(s, client, user)
 
-    s.background.submit(run)
+    s.background.submit(run, on_error=lambda _exc: s.notifier.reply(user, None, SORRY))

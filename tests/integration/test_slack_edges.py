@@ -347,3 +347,20 @@ def test_a_response_url_post_is_retried(make_bot) -> None:  # type: ignore[no-un
     answers = [c for c in bot.fake.of("response_url", ok_only=False) if c.token == token]
     assert [c.status for c in answers] == [500, 200]
     assert "Recommended" in json.dumps(answers[-1].args["blocks"])
+
+
+def test_a_failure_after_the_ack_is_reported_not_left_hanging(make_bot) -> None:  # type: ignore[no-untyped-def]
+    import redis
+
+    bot = make_bot()
+
+    def redis_down(*_args: object) -> None:
+        raise redis.ConnectionError("Connection refused")
+
+    bot.services.requests.open = redis_down  # type: ignore[method-assign]
+    reply, token = bot.command(f"reserve {REQUEST}")
+    assert "Comparing options" in reply.body
+    bot.services.background.wait_idle(10)
+    (sorry,) = bot.responses(token)
+    assert "did not go through" in sorry["text"]
+    assert sorry["response_type"] == "ephemeral"
