@@ -37,7 +37,8 @@ ACCEPTED_FORMS: dict[str, str] = {
     "count": "2x, x2 or count=2 (1 to 1024)",
     "instance_type": "an instance type such as p5.48xlarge or ml.p5.48xlarge",
     "duration": "36h, 3d, 2w or duration=3d (1 hour to 365 days)",
-    "start": "from 2026-12-14, from 2026-12-14T09:00Z, from today, from tomorrow or start=…",
+    "start": "from 2026-12-14, from 2026-12-14T09:00Z, from now (or today), from tomorrow "
+    "or start=…",
     "region": "us-east-1 or region=us-east-1",
     "environment": "ec2 or sagemaker",
     "workload": "training, inference, evaluation or event",
@@ -206,12 +207,11 @@ class _Builder:
         return entry.instance_type, raw.startswith("ml.")
 
     def start(self, raw: str, token: str) -> datetime:
-        today = self.now.astimezone(UTC).date()
+        now = self.now.astimezone(UTC).replace(second=0, microsecond=0)
+        today = now.date()
         try:
-            if raw == "now":
-                when = self.now.astimezone(UTC).replace(second=0, microsecond=0)
-            elif raw == "today":
-                when = _midnight(today)
+            if raw in ("now", "today"):
+                when = now
             elif raw == "tomorrow":
                 when = _midnight(today + timedelta(days=1))
             elif _DATE_RE.fullmatch(raw):
@@ -232,6 +232,9 @@ class _Builder:
             raise RequestSyntaxError(
                 f'start "{token}" is in the past', token=token, accepted="today or later (UTC)"
             )
+        # Earlier today means as soon as possible: a start in the past could never be
+        # approved before it begins.
+        when = max(when, now)
         if when - self.now > MAX_START_AHEAD:
             raise RequestSyntaxError(
                 f'start "{token}" is too far ahead',

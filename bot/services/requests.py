@@ -185,8 +185,10 @@ class RequestService:
         if refusal:
             raise RequestError(refusal[0].upper() + refusal[1:] + ".", field="choice")
         now = self.clock.now()
-        starts = chosen.offering.start if chosen.offering else record.request.start
-        deadline = min(now + self.approval_timeout, starts)
+        deadline = now + self.approval_timeout
+        if chosen.offering is not None:
+            # An offering cannot wait: it starts when it starts. On-Demand and Spot can.
+            deadline = min(deadline, chosen.offering.start)
         if deadline <= now:
             raise RequestError(
                 "This option starts before anyone could approve it: quote again for a later start.",

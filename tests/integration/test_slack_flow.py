@@ -504,3 +504,13 @@ def test_a_job_that_keeps_failing_is_buried_not_retried_forever(make_bot) -> Non
     before = len(bot.fake.calls)
     bot.wait()
     assert len(bot.fake.calls) == before  # nothing more is tried
+
+
+def test_on_demand_from_today_can_be_submitted(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    bot = make_bot(approval_timeout=timedelta(hours=4))
+    request_id = submitted(bot, "1x g5.12xlarge 2d from today ec2", pick="on-demand:0")
+    record = bot.record(request_id)
+    assert record.state is State.PENDING_APPROVAL
+    assert record.approval_deadline == bot.clock.now() + timedelta(hours=4)

@@ -67,8 +67,10 @@ def test_each_token_form(text: str, field: str, value: object) -> None:
         ("from 2026-12-14T18:00+09:00", datetime(2026, 12, 14, 9, 0, tzinfo=UTC)),
         ("start=2026-12-14T09:30:15Z", datetime(2026, 12, 14, 9, 30, 15, tzinfo=UTC)),
         ("from tomorrow", datetime(2026, 12, 1, tzinfo=UTC)),
-        ("from today", datetime(2026, 11, 30, tzinfo=UTC)),
+        ("from today", datetime(2026, 11, 30, 4, 0, tzinfo=UTC)),  # now: midnight is past
         ("from now", datetime(2026, 11, 30, 4, 0, tzinfo=UTC)),
+        ("from 2026-11-30", datetime(2026, 11, 30, 4, 0, tzinfo=UTC)),
+        ("from 2026-11-30T01:00Z", datetime(2026, 11, 30, 4, 0, tzinfo=UTC)),
     ],
 )
 def test_start_forms(text: str, expected: datetime) -> None:
@@ -164,7 +166,7 @@ def test_render_is_canonical() -> None:
 
 _types = st.sampled_from(default_catalog().instance_types)
 _starts = st.one_of(
-    st.dates(NOW.date(), NOW.date() + timedelta(days=700)).map(
+    st.dates(NOW.date() + timedelta(days=1), NOW.date() + timedelta(days=700)).map(
         lambda d: datetime(d.year, d.month, d.day, tzinfo=UTC)
     ),
     st.datetimes(
