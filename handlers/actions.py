@@ -17,6 +17,7 @@ from bot.blocks.quote import request_title
 from bot.blocks.text import esc
 from bot.domain.approval import Outcome
 from bot.domain.lifecycle import State
+from bot.domain.records import CapacityRecord
 from bot.services.requests import RequestError
 from handlers.replies import reply_error, sorry, sorry_where_clicked, tell
 
@@ -79,8 +80,11 @@ def open_submit_form(
 ) -> None:
     user, request_id = _clicked(body)
     record = s.requests.get(request_id)
-    if record is None or record.quote is None or record.requester != user:
-        reply_error(respond, f"Request {request_id} is not yours to submit.")
+    if record is None:
+        reply_error(respond, f"There is no request {request_id}.")
+        return
+    if record.quote is None or record.requester != user:
+        reply_error(respond, f"Request {record.id} is not yours to submit.")
         return
     if record.state is not State.QUOTED:
         reply_error(respond, f"Request {record.id} is {record.state.label} already.")
@@ -109,18 +113,13 @@ def approve_click(s: Services, body: dict[str, Any], respond: Respond, client: W
     decision = s.approvals.approve(request_id, user)
     if decision is None:
         tell(body, client, respond, f"There is no request {esc(request_id)}.")
-    elif decision.outcome in REFUSALS:
-        tell(body, client, respond, f":warning: {REFUSALS[decision.outcome]}")
-    elif decision.outcome is Outcome.NOT_PENDING:
-        state = decision.record.state.label
-        tell(body, client, respond, f"Request {decision.record.id} is {state} already.")
     elif decision.outcome is Outcome.PARTIAL:
+        record_id = decision.record.id
         tell(
-            body,
-            client,
-            respond,
-            f"Approval recorded for {decision.record.id}; it needs one more approver.",
+            body, client, respond, f"Approval recorded for {record_id}; it needs one more approver."
         )
+    elif not decision.outcome.changed:
+        tell(body, client, respond, refusal_text(decision.outcome, decision.record))
     refresh_home(s, client, body)
 
 
@@ -128,19 +127,22 @@ def open_reject_form(
     s: Services, body: dict[str, Any], respond: Respond, client: WebClient
 ) -> None:
     user, request_id = _clicked(body)
-    record = s.requests.get(request_id)
+    record, refused = s.approvals.refusal(request_id, user)
     if record is None:
         tell(body, client, respond, f"There is no request {esc(request_id)}.")
         return
-    if record.requester == user or not s.approvals.is_approver(user):
-        outcome = Outcome.OWN_REQUEST if record.requester == user else Outcome.NOT_APPROVER
-        tell(body, client, respond, f":warning: {REFUSALS[outcome]}")
-        return
-    if record.state is not State.PENDING_APPROVAL:
-        tell(body, client, respond, f"Request {record.id} is {record.state.label} already.")
+    if refused is not None:
+        tell(body, client, respond, refusal_text(refused, record))
         return
     metadata = {"request": record.id, "from_home": json.dumps(not body.get("response_url"))}
     client.views_open(trigger_id=body["trigger_id"], view=reject_form(record, metadata))
+
+
+def refusal_text(outcome: Outcome, record: CapacityRecord) -> str:
+    """Why a click on Approve or Reject changed nothing, for the person who clicked."""
+    if outcome is Outcome.NOT_PENDING:
+        return f"Request {record.id} is {record.state.label} already."
+    return f":warning: {REFUSALS[outcome]}"
 
 
 def refresh_home(s: Services, client: WebClient, body: dict[str, Any]) -> None:

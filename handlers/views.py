@@ -15,7 +15,7 @@ from bot.blocks.quote import request_title
 from bot.blocks.text import esc
 from bot.domain.grammar import parse_form
 from bot.services.requests import RequestError
-from handlers.actions import REFUSALS, publish_home
+from handlers.actions import publish_home, refusal_text
 from handlers.replies import SORRY, metadata_of, view_values
 
 
@@ -120,10 +120,8 @@ def handle_reject(
     def run() -> None:
         decision = s.approvals.reject(metadata.get("request", ""), user, reason)
         if decision is not None and not decision.outcome.changed:
-            refusal = REFUSALS.get(decision.outcome)
-            state = decision.record.state.label
-            text = refusal or f"Request {decision.record.id} is {state} already: not rejected."
-            client.chat_postMessage(channel=user, text=f":warning: {text}")
+            text = refusal_text(decision.outcome, decision.record)
+            client.chat_postMessage(channel=user, text=text)
         if metadata.get("from_home") == "true":
             publish_home(s, client, user)
 
