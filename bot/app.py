@@ -108,9 +108,9 @@ def build_app(
 ) -> App:
     """The Bolt app with every listener registered.
 
-    `process_before_response=True`: the HTTP response goes out as soon as a listener
-    acks, and listeners hand slow work to `services.background` (Bolt's default runner
-    would poll for the ack every 10 ms instead).
+    `process_before_response=True`: Bolt answers Slack when the listener returns, so
+    listeners ack and return at once, handing slow work to `services.background` or to
+    a job (Bolt's default runner would instead poll for the ack every 10 ms).
     """
     from handlers import register
 

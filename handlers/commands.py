@@ -15,7 +15,7 @@ from bot.blocks.modals import reserve_form
 from bot.blocks.quote import request_title
 from bot.blocks.requests import list_blocks, status_blocks
 from bot.blocks.text import esc, unescape_slack
-from bot.domain.catalog import UnknownInstanceType, default_catalog
+from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
 from bot.domain.mig import UnknownProfile, check_layout
 from bot.domain.request import IncompleteRequest, RequestDraft
@@ -53,7 +53,7 @@ def handle_gpu(
         ack()
         s.background.submit(_list, s, respond, user, on_error=sorry(respond))
     elif sub == "mig":
-        ack(**_mig(rest))
+        ack(**_mig(s, rest))
     elif sub == "cancel":
         if not rest.strip():
             ack(text="Which request? `/gpu cancel ID`, for example `/gpu cancel R12`.")
@@ -121,7 +121,7 @@ def _open_form(
     client.views_open(trigger_id=command["trigger_id"], view=view)
 
 
-def _mig(rest: str) -> dict[str, Any]:
+def _mig(s: Services, rest: str) -> dict[str, Any]:
     """`/gpu mig check ...`: pure and fast, so it is answered in the ack itself."""
     words = rest.split()
     if not words or words[0].lower() != "check" or len(words) < 2:
@@ -129,7 +129,7 @@ def _mig(rest: str) -> dict[str, Any]:
     ami = next((w.split("=", 1)[1] for w in words[2:] if w.lower().startswith("ami=")), None)
     profiles = [w for w in words[2:] if not w.lower().startswith("ami=")]
     try:
-        instance = default_catalog().instance(words[1])
+        instance = s.catalog.instance(words[1])
         check = check_layout(instance, profiles, ami=ami)
     except (UnknownInstanceType, UnknownProfile) as exc:
         return {"text": f":warning: {esc(str(exc))}. Usage: {MIG_USAGE}"}

@@ -44,4 +44,7 @@ def home_view(
         for record in pending[:MAX_PENDING_CARDS]:
             blocks += request_card(record)
             blocks.append({"type": "divider"})
+        if len(pending) > MAX_PENDING_CARDS:
+            more = f"{len(pending) - MAX_PENDING_CARDS} more: `/gpu list` shows them all."
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
     return {"type": "home", "blocks": blocks[:100]}

@@ -7,6 +7,7 @@ from typing import Any
 from bot.blocks.ids import ActionId
 from bot.blocks.quote import request_context, request_title
 from bot.blocks.text import clip, esc, usd, user, when
+from bot.domain.audit import BOT, AuditEntry
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 
@@ -102,7 +103,8 @@ def approval_buttons(record: CapacityRecord) -> Block:
     option = record.chosen_option
     what = option.kind.label if option else "capacity"
     amount = usd(record.total_usd)
-    warning = " A Capacity Block cannot be cancelled." if what == "Capacity Block" else ""
+    # Prepaid reservations are bought for good: say so where the money is approved.
+    warning = " It is paid up front and cannot be cancelled." if option and option.upfront else ""
     return {
         "type": "actions",
         "block_id": f"approval:{record.id}",
@@ -175,16 +177,22 @@ def list_blocks(title: str, records: list[CapacityRecord], empty: str) -> list[B
     return blocks
 
 
-def status_blocks(record: CapacityRecord, history: list[str]) -> list[Block]:
+def status_blocks(record: CapacityRecord, history: list[AuditEntry]) -> list[Block]:
     blocks = request_card(record, with_buttons=False)
     if history:
+        lines = "\n".join(history_line(entry) for entry in history)
         blocks.append(
-            {
-                "type": "context",
-                "elements": [{"type": "mrkdwn", "text": clip("\n".join(history[-10:]), 2900)}],
-            }
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(lines, 2900)}]}
         )
     return blocks
+
+
+def history_line(entry: AuditEntry) -> str:
+    who = user(entry.actor) if entry.actor != BOT else BOT
+    moved = (
+        f" ({entry.from_state} → {entry.to_state})" if entry.from_state != entry.to_state else ""
+    )
+    return f"{when(entry.at)} {esc(entry.action)} by {who}{moved}"
 
 
 def _a(noun: str) -> str:

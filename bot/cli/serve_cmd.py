@@ -6,10 +6,15 @@ import argparse
 import logging
 import signal
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.cli.output import fail, settings_or_exit
 from bot.config import Settings
+
+if TYPE_CHECKING:
+    from slack_bolt import App
+
+    from bot.app import Services
 
 
 def register(sub: Any) -> None:
@@ -23,15 +28,20 @@ def register(sub: Any) -> None:
         "--no-worker", action="store_true", help="do not run the job worker in this process"
     )
     p.set_defaults(run=run_serve)
-    w = sub.add_parser("worker", help="run only the job worker (timeouts, reminders)")
+    w = sub.add_parser("worker", help="run only the job worker (quotes, notifications, timeouts)")
     w.add_argument("--interval", type=float, default=1.0, help="seconds between polls (1)")
     w.add_argument("--port", type=int, default=None, help="serve /healthz on this port")
     w.set_defaults(run=run_worker)
 
 
-def serve_problems(settings: Settings) -> list[str]:
+def serve_problems(settings: Settings, separate_worker: bool = False) -> list[str]:
     """What `serve` needs beyond a valid configuration."""
     problems = []
+    if separate_worker and settings.redis_url.startswith("memory://"):
+        problems.append(
+            "REDIS_URL=memory:// is private to one process: with --no-worker no worker "
+            "could see the jobs (use redis://)"
+        )
     if settings.slack_bot_token is None:
         problems.append("SLACK_BOT_TOKEN is needed to talk to Slack")
     if settings.slack_app_token is None and settings.slack_signing_secret is None:
@@ -53,14 +63,14 @@ def _settings() -> Settings:
 
 def run_serve(args: argparse.Namespace) -> int:
     settings = _settings()
-    problems = serve_problems(settings)
+    problems = serve_problems(settings, separate_worker=args.no_worker)
     if problems:
         return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
     from bot import server
     from bot.app import build_app, build_services
     from bot.worker import Worker
 
-    def start() -> tuple[Any, Any]:
+    def start() -> tuple[Services, App]:
         services = build_services(settings)
         app = build_app(services)
         if not args.no_worker:
@@ -86,6 +96,12 @@ def run_worker(args: argparse.Namespace) -> int:
     from bot.app import build_services
     from bot.worker import Worker
 
+    if settings.redis_url.startswith("memory://"):
+        return fail(
+            "a separate worker needs the bot's Redis: REDIS_URL=memory:// is private to "
+            "one process (use redis://)",
+            code=1,
+        )
     services = build_services(settings)
     if args.port is not None:
         from bot.server import start_health_server

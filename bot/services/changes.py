@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict
+from bot.adapters.store import Job, RedisStore, VersionConflict
+from bot.domain.audit import BOT, AuditEntry
 from bot.domain.lifecycle import check_transition
 from bot.domain.records import CapacityRecord
 
-BOT = "gpu-bot"  # the actor of the bot's own changes in the audit trail
+__all__ = ["BOT", "Change", "apply_change"]
 MAX_ATTEMPTS = 10
 
 

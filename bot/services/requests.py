@@ -11,8 +11,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.adapters.clock import Clock
-from bot.adapters.store import AuditEntry, RedisStore
+from bot.adapters.store import RedisStore
 from bot.domain.approval import SpendingLimits
+from bot.domain.audit import AuditEntry
 from bot.domain.choices import Pick, pick_by_value
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import CANCELLABLE, State
@@ -68,13 +69,9 @@ class RequestService:
     def pending(self) -> list[CapacityRecord]:
         return self.store.in_state(State.PENDING_APPROVAL)
 
-    def history(self, request_id: str) -> list[str]:
-        return [
-            f"{e.at:%Y-%m-%d %H:%M} UTC {e.action} by "
-            + (f"<@{e.actor}>" if e.actor != BOT else BOT)
-            + (f" ({e.from_state} → {e.to_state})" if e.from_state != e.to_state else "")
-            for e in self.store.audit(request_id)
-        ]
+    def history(self, request_id: str, last: int = 10) -> list[AuditEntry]:
+        """The request's latest audit entries, oldest first."""
+        return self.store.audit(request_id, limit=last, newest=True)
 
     # --- flow -------------------------------------------------------------------------
 

@@ -36,9 +36,10 @@ def calls(
 
 
 def test_app_token_means_socket_mode_with_a_health_port(
-    monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, Any]]
+    monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, Any]], redis_url: str, namespace: str
 ) -> None:
-    for key, value in (BASE | {"SLACK_APP_TOKEN": "xapp-1-test"}).items():
+    shared = {"REDIS_URL": redis_url, "GPU_BOT_NAMESPACE": namespace}
+    for key, value in (BASE | shared | {"SLACK_APP_TOKEN": "xapp-1-test"}).items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
     assert main(["serve", "--port", "3999", "--no-worker"]) == 0
@@ -53,3 +54,17 @@ def test_without_app_token_it_serves_http(
     monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
     assert main(["serve", "--port", "3998"]) == 0
     assert calls == [("http", 3998)]
+
+
+def test_no_worker_needs_a_shared_store(
+    monkeypatch: pytest.MonkeyPatch,
+    calls: list[tuple[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for key, value in (BASE | {"SLACK_SIGNING_SECRET": "s"}).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert main(["serve", "--no-worker"]) == 1
+    assert "memory:// is private to one process" in capsys.readouterr().err
+    assert calls == []
+    assert main(["worker"]) == 1

@@ -125,7 +125,7 @@ def test_the_approve_confirm_dialog_shows_the_amount(quote: Quote) -> None:
     amount = f"${record.total_usd:,.2f}"
     assert dialog[1] == (
         f"Approve *{amount}* for 2x p5.48xlarge as a Capacity Block (request R7)? "
-        "A Capacity Block cannot be cancelled."
+        "It is paid up front and cannot be cancelled."
     )
     assert PLAIN_RENDERER.text(approve.element["confirm"]["confirm"]) == f"Approve {amount}"
 

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import redis
 
+from bot.domain.audit import AuditEntry
 from bot.domain.lifecycle import State
 from bot.domain.market import HourlyPrice
 from bot.domain.records import CapacityRecord
@@ -24,44 +25,6 @@ from bot.domain.records import CapacityRecord
 
 def _script(name: str) -> str:
     return resources.files("bot.adapters.store").joinpath("lua", name).read_text("utf-8")
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    request_id: str
-    actor: str  # Slack user id, or "gpu-bot" for the bot's own actions
-    action: str  # created, quoted, submitted, approved, rejected, cancelled, ...
-    from_state: str
-    to_state: str
-    at: datetime
-    usd: float | None = None
-    detail: str = ""
-
-    def fields(self) -> list[str]:
-        pairs = {
-            "request": self.request_id,
-            "actor": self.actor,
-            "action": self.action,
-            "from": self.from_state,
-            "to": self.to_state,
-            "at": self.at.isoformat(),
-            "usd": "" if self.usd is None else f"{self.usd:.2f}",
-            "detail": self.detail,
-        }
-        return [item for pair in pairs.items() for item in pair]
-
-    @classmethod
-    def from_fields(cls, data: dict[str, str]) -> AuditEntry:
-        return cls(
-            request_id=data["request"],
-            actor=data["actor"],
-            action=data["action"],
-            from_state=data["from"],
-            to_state=data["to"],
-            at=datetime.fromisoformat(data["at"]),
-            usd=float(data["usd"]) if data.get("usd") else None,
-            detail=data.get("detail", ""),
-        )
 
 
 @dataclass(frozen=True)
@@ -216,9 +179,16 @@ class RedisStore:
         ids = cast(list[str], self.redis.zrevrange(self.key("user", user), 0, limit - 1))
         return self.get_many(ids)
 
-    def audit(self, request_id: str | None = None, limit: int = 100) -> list[AuditEntry]:
+    def audit(
+        self, request_id: str | None = None, limit: int = 100, newest: bool = False
+    ) -> list[AuditEntry]:
+        """Audit entries oldest first: the first `limit`, or with `newest` the last."""
         stream = self.key("audit", request_id) if request_id else self.key("audit")
-        entries = cast(list[tuple[str, dict[str, str]]], self.redis.xrange(stream, count=limit))
+        Entries = list[tuple[str, dict[str, str]]]
+        if newest:
+            entries = cast(Entries, self.redis.xrevrange(stream, count=limit))[::-1]
+        else:
+            entries = cast(Entries, self.redis.xrange(stream, count=limit))
         return [AuditEntry.from_fields(fields) for _id, fields in entries]
 
     # --- scheduled jobs ---------------------------------------------------------------
