@@ -1,5 +1,10 @@
 """Slow work after the Slack ack: a bounded thread pool that logs failures and can be
-waited on (tests and graceful shutdown use `wait_idle`)."""
+waited on (tests and graceful shutdown use `wait_idle`).
+
+Served over HTTP, work handed off while a request is handled is *held* until its response
+has been written (`hold` / `release`, driven by the WSGI wrapper in bot/server.py): started
+earlier, it would compete with that very response for the interpreter.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,16 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+OnError = Callable[[Exception], object]
+Task = tuple[Callable[..., Any], OnError | None, tuple[Any, ...], dict[str, Any]]
+_held = threading.local()
+
 
 class Background:
     def __init__(self, max_workers: int = 8) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="after-ack")
         self._pending: set[Future[Any]] = set()
+        self._held_count = 0  # tasks waiting for their response to be sent
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
 
@@ -23,21 +33,47 @@ class Background:
         self,
         fn: Callable[..., Any],
         *args: Any,
-        on_error: Callable[[Exception], object] | None = None,
+        on_error: OnError | None = None,
         **kwargs: Any,
-    ) -> Future[Any]:
+    ) -> None:
         """Run `fn(*args, **kwargs)` soon; `on_error` hears of a failure (to tell the
         user: after the ack, a failure would otherwise leave them waiting forever)."""
+        task: Task = (fn, on_error, args, kwargs)
+        held: list[Task] | None = getattr(_held, "tasks", None)
+        if held is not None:
+            with self._lock:
+                self._held_count += 1
+            held.append(task)
+            return
+        self._start(task)
+
+    def hold(self) -> list[Task]:
+        """From now on, work submitted on this thread waits for `release`."""
+        tasks: list[Task] = []
+        _held.tasks = tasks
+        return tasks
+
+    def release(self, tasks: list[Task]) -> None:
+        """Start the work held since `hold` (the response has been written)."""
+        if getattr(_held, "tasks", None) is tasks:
+            del _held.tasks
+        for task in tasks:
+            self._start(task)
+            with self._lock:
+                self._held_count -= 1
+        tasks.clear()
+
+    def _start(self, task: Task) -> None:
+        fn, on_error, args, kwargs = task
         future = self._pool.submit(self._run, fn, on_error, *args, **kwargs)
         with self._lock:
             self._pending.add(future)
         future.add_done_callback(self._done)
-        return future
 
     @staticmethod
     def _run(
         fn: Callable[..., Any],
-        on_error: Callable[[Exception], object] | None,
+        on_error: OnError | None,
         *args: Any,
         **kwargs: Any,
     ) -> Any:
@@ -55,13 +91,15 @@ class Background:
     def _done(self, future: Future[Any]) -> None:
         with self._lock:
             self._pending.discard(future)
-            if not self._pending:
+            if not self._pending and not self._held_count:
                 self._idle.notify_all()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until no work is queued or running; False on timeout."""
         with self._lock:
-            return self._idle.wait_for(lambda: not self._pending, timeout=timeout)
+            return self._idle.wait_for(
+                lambda: not self._pending and not self._held_count, timeout=timeout
+            )
 
     def shutdown(self, wait: bool = True) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=not wait)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+from bot.background import Background
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
@@ -27,8 +29,11 @@ HEALTH_PATH = "/healthz"
 HealthCheck = Callable[[], bool]
 
 
-def wsgi_app(app: App, healthy: HealthCheck) -> Callable[..., Iterable[bytes]]:
-    """Slack requests on /slack/events, health on /healthz, 404 elsewhere."""
+def wsgi_app(
+    app: App, healthy: HealthCheck, background: Background | None = None
+) -> Callable[..., Iterable[bytes]]:
+    """Slack requests on /slack/events, health on /healthz, 404 elsewhere. With
+    `background`, work a listener hands off starts once its response is written."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -38,9 +43,37 @@ def wsgi_app(app: App, healthy: HealthCheck) -> Callable[..., Iterable[bytes]]:
             status = "200 OK" if ok else "503 Service Unavailable"
             start_response(status, [("Content-Type", "application/json")])
             return [body]
-        return slack(environ, start_response)
+        if background is None:
+            return slack(environ, start_response)
+        held = background.hold()
+        try:
+            response = slack(environ, start_response)
+        except BaseException:
+            background.release(held)
+            raise
+        return _ThenRelease(response, lambda: background.release(held))
 
     return application
+
+
+class _ThenRelease:
+    """A WSGI body whose close() - called by the server after the last byte is sent -
+    starts the work held for this request."""
+
+    def __init__(self, body: Iterable[bytes], then: Callable[[], None]) -> None:
+        self._body = body
+        self._then = then
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._body)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._then()
 
 
 def _safe(check: HealthCheck) -> bool:

@@ -81,7 +81,7 @@ class BotUnderTest:
         self.server = make_server(
             "127.0.0.1",
             0,
-            wsgi_app(self.app, store.ping),
+            wsgi_app(self.app, store.ping, self.services.background),
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,
         )

@@ -85,7 +85,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     def make_application() -> Any:
         services, app = start()
-        return server.wsgi_app(app, services.store.ping)
+        return server.wsgi_app(app, services.store.ping, services.background)
 
     server.serve_http(make_application, args.port, threads=args.threads)
     return 0
