@@ -75,7 +75,8 @@ def handle_submit(
         try:
             record = s.requests.submit(request_id, user, pick, reason)
         except RequestError as exc:
-            s.notifier.reply(user, response_url, f":warning: {esc(str(exc))}")
+            # Beside, not over, whatever is shown there (a double submit's success).
+            s.notifier.reply(user, response_url, f":warning: {esc(str(exc))}", replace=False)
             return
         approvals = "two approvers" if record.required_approvals > 1 else "an approver"
         s.notifier.reply(

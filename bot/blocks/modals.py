@@ -50,7 +50,9 @@ def _modal(
         "title": _plain(title[:24]),
         "submit": _plain(submit[:24]),
         "close": _plain("Cancel"),
-        "private_metadata": json.dumps(metadata)[:3000],
+        # A request id and a response_url: far below Slack's 3000 characters (and a cut
+        # JSON string would be worse than Slack refusing the view).
+        "private_metadata": json.dumps(metadata),
         "blocks": blocks,
     }
 

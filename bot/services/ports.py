@@ -34,8 +34,10 @@ class Notifier(Protocol):
         response_url: str | None,
         text: str,
         blocks: list[dict[str, Any]] | None = None,
+        replace: bool = True,
     ) -> None:
-        """Answer a user where they asked (a response_url), else by DM."""
+        """Answer a user where they asked (a response_url), else by DM; `replace` the
+        message at the response_url, or add one beside it."""
         ...
 
     def tell_requester(self, record: CapacityRecord) -> None:

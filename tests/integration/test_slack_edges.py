@@ -91,10 +91,15 @@ def test_user_text_is_escaped_everywhere_it_is_shown(make_bot) -> None:  # type:
         CallbackId.REJECT.value, {FormBlock.REJECT_REASON.value: text_input(NASTY)}, APPROVER, meta
     )
     bot.wait()
+    _, status_token = bot.command(f"status {request_id}")
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    assert bot.responses(status_token)  # the status, with its history, is among what is shown
     shown = [quote_blocks] + [
         json.dumps(c.args)
         for c in bot.fake.calls
-        if c.method in ("chat.postMessage", "chat.update", "response_url")
+        if c.method
+        in ("chat.postMessage", "chat.update", "response_url", "views.open", "views.publish")
     ]
     for text_sent in shown:
         for raw in ("<!channel>", "<@U0BOSS>", "<https://evil.example", "<!subteam"):

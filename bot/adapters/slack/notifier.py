@@ -75,13 +75,14 @@ class SlackNotifier:
         response_url: str | None,
         text: str,
         blocks: list[dict[str, Any]] | None = None,
+        replace: bool = True,
     ) -> None:
         """Answer where a command was typed (replacing the "working on it" message at its
-        response_url); by DM when there is none, or when it no longer works (it expires
-        after 30 minutes and 5 uses)."""
+        response_url, unless `replace` is False); by DM when there is none, or when it no
+        longer works (it expires after 30 minutes and 5 uses)."""
         if response_url:
             sent = make_webhook_client(response_url).send(
-                text=text, blocks=blocks, response_type="ephemeral", replace_original=True
+                text=text, blocks=blocks, response_type="ephemeral", replace_original=replace
             )
             if sent.status_code == 200:
                 return
