@@ -16,6 +16,7 @@ from tests.slack_harness import (
     OUTSIDER,
     REQUESTER,
     BotUnderTest,
+    Reply,
 )
 from tests.slack_payloads import select, text_input
 
@@ -49,17 +50,24 @@ def submitted(
     reason: str = "launch load test",
 ) -> str:
     request_id = quoted(bot, text)
+    reply = submit_form(bot, request_id, pick, reason)
+    assert reply.status == 200, reply.body
+    assert reply.body == ""
+    bot.wait()
+    return request_id
+
+
+def submit_form(
+    bot: BotUnderTest, request_id: str, pick: str = "capacity-block:0", reason: str = "load test"
+) -> Reply:
+    """Submit the "Submit for approval" modal as the requester would."""
     _token, response_url = bot.new_response_url()
-    reply = bot.submit_view(
+    return bot.submit_view(
         CallbackId.SUBMIT.value,
         {FormBlock.CHOICE.value: select(pick), FormBlock.REASON.value: text_input(reason)},
         REQUESTER,
         json.dumps({"request": request_id, "response_url": response_url}),
     )
-    assert reply.status == 200, reply.body
-    assert reply.body == ""
-    bot.wait()
-    return request_id
 
 
 def test_help_answers_in_the_ack(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -415,16 +423,7 @@ def test_a_card_that_cannot_be_posted_is_posted_when_slack_is_back(make_bot) -> 
     bot = make_bot()
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=3)  # one delivery: first try and 2 retries
-    _, url = bot.new_response_url()
-    bot.submit_view(
-        CallbackId.SUBMIT.value,
-        {
-            FormBlock.CHOICE.value: select("capacity-block:0"),
-            FormBlock.REASON.value: text_input("load test"),
-        },
-        REQUESTER,
-        json.dumps({"request": request_id, "response_url": url}),
-    )
+    submit_form(bot, request_id)
     bot.wait()
     assert bot.record(request_id).state is State.PENDING_APPROVAL
     assert bot.record(request_id).approval_message is None
@@ -442,15 +441,7 @@ def test_a_request_decided_before_its_card_is_posted_gets_a_card_without_buttons
     bot = make_bot()
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=3)
-    bot.submit_view(
-        CallbackId.SUBMIT.value,
-        {
-            FormBlock.CHOICE.value: select("capacity-block:0"),
-            FormBlock.REASON.value: text_input("load test"),
-        },
-        REQUESTER,
-        json.dumps({"request": request_id, "response_url": bot.new_response_url()[1]}),
-    )
+    submit_form(bot, request_id)
     bot.wait()
     bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
     bot.wait()
@@ -481,15 +472,7 @@ def test_a_job_that_keeps_failing_is_buried_not_retried_forever(make_bot) -> Non
     bot = make_bot()
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=10_000)
-    bot.submit_view(
-        CallbackId.SUBMIT.value,
-        {
-            FormBlock.CHOICE.value: select("capacity-block:0"),
-            FormBlock.REASON.value: text_input("load test"),
-        },
-        REQUESTER,
-        json.dumps({"request": request_id, "response_url": bot.new_response_url()[1]}),
-    )
+    submit_form(bot, request_id)
     bot.wait()
     for attempt in range(1, MAX_ATTEMPTS):
         bot.clock.advance(backoff(attempt) + timedelta(seconds=1))
