@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.adapters.clock import Clock
-from bot.adapters.store import RedisStore
 from bot.domain import approval
 from bot.domain.approval import Decision, Outcome
 from bot.domain.lifecycle import State
@@ -19,11 +18,12 @@ from bot.domain.records import CapacityRecord
 from bot.services.approvers import ApproverDirectory
 from bot.services.changes import Change, apply_change
 from bot.services.jobs import notify_job, timeout_job_id
+from bot.services.ports import Store
 from bot.services.requests import normalise_id
 
 
 class ApprovalService:
-    def __init__(self, store: RedisStore, directory: ApproverDirectory, clock: Clock) -> None:
+    def __init__(self, store: Store, directory: ApproverDirectory, clock: Clock) -> None:
         self.store = store
         self.directory = directory
         self.clock = clock

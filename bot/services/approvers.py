@@ -7,8 +7,7 @@ import logging
 from collections.abc import Iterable
 from datetime import timedelta
 
-from bot.adapters.store import RedisStore
-from bot.services.ports import GroupDirectory
+from bot.services.ports import GroupDirectory, Store
 
 log = logging.getLogger(__name__)
 GROUP_TTL = timedelta(minutes=5)
@@ -20,7 +19,7 @@ class ApproverDirectory:
         user_ids: Iterable[str],
         group: str | None = None,
         groups: GroupDirectory | None = None,
-        cache: RedisStore | None = None,
+        cache: Store | None = None,
         ttl: timedelta = GROUP_TTL,
     ) -> None:
         self.user_ids = frozenset(user_ids)

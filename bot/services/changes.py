@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.adapters.store import Job, RedisStore, VersionConflict
+from bot.adapters.store import Job, VersionConflict
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.lifecycle import check_transition
 from bot.domain.records import CapacityRecord
+from bot.services.ports import Store
 
 __all__ = ["BOT", "Change", "apply_change"]
 MAX_ATTEMPTS = 10
@@ -29,7 +30,7 @@ class Change:
 
 
 def apply_change(
-    store: RedisStore,
+    store: Store,
     request_id: str,
     decide: Callable[[CapacityRecord], Change | None],
     now: Callable[[], datetime],

@@ -10,11 +10,10 @@ leaves the job to be retried; the state is already right in the store.
 from __future__ import annotations
 
 from bot.adapters.clock import Clock
-from bot.adapters.store import RedisStore
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.services.changes import BOT, Change, apply_change
-from bot.services.ports import Notifier
+from bot.services.ports import Notifier, Store
 
 # States the requester hears about by direct message, once each.
 TOLD = frozenset({State.APPROVED, State.REJECTED, State.TIMED_OUT})
@@ -23,7 +22,7 @@ UNPOSTED = frozenset({State.DRAFT, State.QUOTED, State.FAILED})
 
 
 class NotificationService:
-    def __init__(self, store: RedisStore, notifier: Notifier, clock: Clock) -> None:
+    def __init__(self, store: Store, notifier: Notifier, clock: Clock) -> None:
         self.store = store
         self.notifier = notifier
         self.clock = clock

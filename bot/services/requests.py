@@ -11,7 +11,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.adapters.clock import Clock
-from bot.adapters.store import RedisStore
 from bot.domain.approval import SpendingLimits
 from bot.domain.audit import AuditEntry
 from bot.domain.choices import Pick, pick_by_value
@@ -27,7 +26,7 @@ from bot.services.jobs import (
     timeout_job,
     timeout_job_id,
 )
-from bot.services.ports import Notifier
+from bot.services.ports import Notifier, Store
 from bot.services.quoting import QuoteService
 
 log = logging.getLogger(__name__)
@@ -44,7 +43,7 @@ class RequestError(Exception):
 class RequestService:
     def __init__(
         self,
-        store: RedisStore,
+        store: Store,
         quotes: QuoteService,
         notifier: Notifier,
         clock: Clock,
