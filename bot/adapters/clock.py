@@ -39,13 +39,3 @@ class ManualClock:
         with self._lock:
             self._now += delta
             return self._now
-
-
-class OffsetClock:
-    """System time shifted by an offset: the sandbox's "clock can be set" in a live process."""
-
-    def __init__(self, offset: timedelta = timedelta(0)) -> None:
-        self.offset = offset
-
-    def now(self) -> datetime:
-        return datetime.now(UTC) + self.offset

@@ -52,7 +52,3 @@ def picks(quote: Quote) -> list[Pick]:
 
 def pick_by_value(quote: Quote, value: str) -> Pick | None:
     return next((p for p in picks(quote) if p.value == value), None)
-
-
-def recommended_pick(quote: Quote) -> Pick | None:
-    return next((p for p in picks(quote) if p.recommended), None)

@@ -58,14 +58,18 @@ def submitted(
 
 
 def submit_form(
-    bot: BotUnderTest, request_id: str, pick: str = "capacity-block:0", reason: str = "load test"
+    bot: BotUnderTest,
+    request_id: str,
+    pick: str = "capacity-block:0",
+    reason: str = "load test",
+    user: str = REQUESTER,
 ) -> Reply:
-    """Submit the "Submit for approval" modal as the requester would."""
+    """Submit the "Submit for approval" modal, as the requester unless `user` says."""
     _token, response_url = bot.new_response_url()
     return bot.submit_view(
         CallbackId.SUBMIT.value,
         {FormBlock.CHOICE.value: select(pick), FormBlock.REASON.value: text_input(reason)},
-        REQUESTER,
+        user,
         json.dumps({"request": request_id, "response_url": response_url}),
     )
 
@@ -280,16 +284,7 @@ def test_above_the_second_approval_amount_two_different_approvers_are_needed(mak
 def test_above_the_hard_limit_the_request_is_refused_before_it_is_posted(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot(max_request_usd=1000)
     request_id = quoted(bot)
-    reply = bot.submit_view(
-        CallbackId.SUBMIT.value,
-        {
-            FormBlock.CHOICE.value: select("capacity-block:0"),
-            FormBlock.REASON.value: text_input("launch"),
-        },
-        REQUESTER,
-        json.dumps({"request": request_id}),
-    )
-    answer = json.loads(reply.body)
+    answer = json.loads(submit_form(bot, request_id).body)
     assert answer["response_action"] == "errors"
     assert "$4,983.55" in answer["errors"][FormBlock.CHOICE.value]
     assert "$1,000.00 limit" in answer["errors"][FormBlock.CHOICE.value]
@@ -303,15 +298,7 @@ def test_above_the_hard_limit_the_request_is_refused_before_it_is_posted(make_bo
 def test_only_the_requester_can_submit(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     request_id = quoted(bot)
-    reply = bot.submit_view(
-        CallbackId.SUBMIT.value,
-        {
-            FormBlock.CHOICE.value: select("capacity-block:0"),
-            FormBlock.REASON.value: text_input("mine now"),
-        },
-        OUTSIDER,
-        json.dumps({"request": request_id}),
-    )
+    reply = submit_form(bot, request_id, reason="mine now", user=OUTSIDER)
     assert "not yours" in json.loads(reply.body)["errors"][FormBlock.CHOICE.value]
     assert bot.record(request_id).state is State.QUOTED
 

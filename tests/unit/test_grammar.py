@@ -200,13 +200,13 @@ def test_render_then_parse_is_identity(draft: RequestDraft) -> None:
 @settings(max_examples=300, deadline=None)
 @given(drafts, st.randoms(use_true_random=False))
 def test_token_order_does_not_matter(draft: RequestDraft, rnd: object) -> None:
-    text = render_request(draft)
-    # Reorder only unquoted single-word tokens; "from X" and reason stay as they are.
-    words = text.split(" ")
-    if draft.reason or draft.start is not None:
-        return
-    rnd.shuffle(words)  # type: ignore[attr-defined]
-    assert parse(" ".join(words)) == draft
+    # Units to shuffle: each single word, "from X" and the quoted reason kept whole.
+    units = render_request(draft.model_copy(update={"start": None, "reason": None})).split()
+    for piece in ({"start": draft.start}, {"reason": draft.reason}):
+        if next(iter(piece.values())):
+            units.append(render_request(RequestDraft.model_validate(piece)))
+    rnd.shuffle(units)  # type: ignore[attr-defined]
+    assert parse(" ".join(units)) == draft
 
 
 _alphabet = st.sampled_from(

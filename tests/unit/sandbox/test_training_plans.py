@@ -10,9 +10,7 @@ from botocore.exceptions import ClientError
 
 from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
 from bot.adapters.clock import ManualClock
-
-NOW = datetime(2026, 3, 2, 11, 30, tzinfo=UTC)
-DAY = timedelta(days=1)
+from tests.unit.sandbox.conftest import DAY, NOW
 
 
 def sagemaker_client(market: SandboxMarket, region: str = "us-east-1") -> Any:
@@ -23,16 +21,6 @@ def sagemaker_client(market: SandboxMarket, region: str = "us-east-1") -> Any:
 def shared() -> Any:
     """A client on a market nobody buys from or moves: for searches only."""
     return sagemaker_client(SandboxMarket(ManualClock(NOW)))
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(NOW)
-
-
-@pytest.fixture
-def market(clock: ManualClock) -> SandboxMarket:
-    return SandboxMarket(clock)
 
 
 @pytest.fixture

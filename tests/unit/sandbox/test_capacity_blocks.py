@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.domain.offering_rules import capacity_block_duration_valid
-
-NOW = datetime(2026, 3, 2, 11, 30, tzinfo=UTC)  # a block boundary, for round numbers
-DAY = timedelta(days=1)
+from tests.unit.sandbox.conftest import DAY, NOW
 
 
 def ec2_client(market: SandboxMarket, region: str = "us-east-1") -> Any:
@@ -26,16 +24,6 @@ def ec2_client(market: SandboxMarket, region: str = "us-east-1") -> Any:
 def shared() -> Any:
     """A client on a market nobody buys from or moves: for offering searches only."""
     return ec2_client(SandboxMarket(ManualClock(NOW)))
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(NOW)
-
-
-@pytest.fixture
-def market(clock: ManualClock) -> SandboxMarket:
-    return SandboxMarket(clock)
 
 
 @pytest.fixture
