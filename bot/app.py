@@ -1,4 +1,8 @@
-"""The Bolt app factory: settings -> adapters -> services -> handlers."""
+"""The composition root: settings -> adapters -> services -> listeners.
+
+Only entry points (the CLI, the shell, tests) import this module; everything else gets
+what it needs handed in, so no layer depends on the choice of adapters made here.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from slack_sdk import WebClient
 
 from bot.adapters.aws.clients import clients_factory
 from bot.adapters.aws.market import AwsMarket
-from bot.adapters.clock import Clock, SystemClock
+from bot.adapters.clock import SystemClock
 from bot.adapters.slack.client import make_web_client
 from bot.adapters.slack.groups import SlackGroupDirectory
 from bot.adapters.slack.notifier import SlackNotifier
@@ -20,13 +24,16 @@ from bot.adapters.store import RedisStore, open_store
 from bot.background import Background
 from bot.config import Settings
 from bot.domain.approval import SpendingLimits
-from bot.domain.catalog import Catalog, default_catalog
+from bot.domain.catalog import default_catalog
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
+from bot.services.container import Services
 from bot.services.notifications import NotificationService
-from bot.services.ports import Notifier
-from bot.services.quoting import MarketData, QuoteService
+from bot.services.ports import Clock, MarketData, Notifier
+from bot.services.quoting import QuoteService
+from bot.services.replies import Replies
 from bot.services.requests import RequestService
+from handlers import register
 
 log = logging.getLogger(__name__)
 # Where approval cards go when no channel is configured (the shell uses it).
@@ -34,23 +41,13 @@ DEFAULT_APPROVAL_CHANNEL = "CGPUAPPROVALS"
 
 
 @dataclass
-class Services:
-    """Everything the listeners and the worker need, wired once per process."""
+class Wiring(Services):
+    """The services, plus the adapters behind them that only entry points may touch
+    (listeners and the worker are typed against `Services` and never see these)."""
 
-    settings: Settings
-    clock: Clock
     store: RedisStore
-    catalog: Catalog
-    quotes: QuoteService
-    requests: RequestService
-    approvals: ApprovalService
-    notifications: NotificationService
-    background: Background
     slack: WebClient
     notifier: Notifier
-
-    def close(self) -> None:
-        self.background.shutdown(wait=True)
 
 
 def build_services(
@@ -61,7 +58,7 @@ def build_services(
     market: MarketData | None = None,
     slack: WebClient | None = None,
     notifier: Notifier | None = None,
-) -> Services:
+) -> Wiring:
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
@@ -85,7 +82,7 @@ def build_services(
         SlackGroupDirectory(slack),
         cache=store,
     )
-    return Services(
+    return Wiring(
         settings=settings,
         clock=clock,
         store=store,
@@ -94,6 +91,7 @@ def build_services(
         requests=RequestService(store, quotes, notifier, clock, limits, settings.approval_timeout),
         approvals=ApprovalService(store, directory, clock),
         notifications=NotificationService(store, notifier, clock),
+        replies=Replies(notifier),
         background=Background(),
         slack=slack,
         notifier=notifier,
@@ -101,7 +99,7 @@ def build_services(
 
 
 def build_app(
-    services: Services,
+    services: Wiring,
     *,
     request_verification: bool = True,
     token_verification: bool = True,
@@ -112,8 +110,6 @@ def build_app(
     listeners ack and return at once, handing slow work to `services.background` or to
     a job (Bolt's default runner would instead poll for the ack every 10 ms).
     """
-    from handlers import register
-
     settings = services.settings
     secret = settings.slack_signing_secret
     kwargs: dict[str, Any] = {}

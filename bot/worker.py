@@ -10,8 +10,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from bot.adapters.store import ClaimedJob
-from bot.app import Services
+from bot.services.container import Services
+from bot.services.ports import ClaimedJob
 
 log = logging.getLogger(__name__)
 # Longer than the slowest job (a live quote with retries) so a healthy worker keeps it.

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from slack_bolt import App
 
-if TYPE_CHECKING:
-    from slack_bolt import App
-
-    from bot.app import Services
+from bot.services.container import Services
+from handlers import actions, commands, home, middleware, views
 
 
 def register(app: App, services: Services) -> None:
-    from handlers import actions, commands, home, middleware, views
-
     middleware.register(app)
     commands.register(app, services)
     actions.register(app, services)

@@ -9,7 +9,6 @@ from typing import Any
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
-from bot.app import Services
 from bot.blocks.home import home_view
 from bot.blocks.ids import ActionId
 from bot.blocks.modals import reject_form, submit_form
@@ -18,6 +17,7 @@ from bot.blocks.text import esc
 from bot.domain.approval import Outcome
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
+from bot.services.container import Services
 from bot.services.requests import RequestError
 from handlers.replies import reply_error, sorry, sorry_where_clicked, tell
 

@@ -8,7 +8,6 @@ from typing import Any
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
-from bot.app import Services
 from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks
 from bot.blocks.modals import reserve_form
@@ -19,6 +18,7 @@ from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
 from bot.domain.mig import UnknownProfile, check_layout
 from bot.domain.request import IncompleteRequest, RequestDraft
+from bot.services.container import Services
 from bot.services.requests import RequestError
 from handlers.replies import reply_error, sorry
 

@@ -7,7 +7,7 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.app import Services
+from bot.services.container import Services
 from handlers.actions import publish_home
 
 

@@ -8,12 +8,12 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.app import Services
 from bot.blocks.ids import CallbackId, FormBlock
 from bot.blocks.modals import deadline_note
 from bot.blocks.quote import request_title
 from bot.blocks.text import esc
 from bot.domain.grammar import parse_form
+from bot.services.container import Services
 from bot.services.requests import RequestError
 from handlers.actions import publish_home, refusal_text
 from handlers.replies import SORRY, metadata_of, view_values
@@ -48,10 +48,10 @@ def handle_reserve_form(
 
     def run() -> None:
         working = f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…"
-        s.notifier.reply(user, response_url, working)
+        s.replies.reply(user, response_url, working)
         s.requests.open(user, request, response_url)
 
-    s.background.submit(run, on_error=lambda _exc: s.notifier.reply(user, response_url, SORRY))
+    s.background.submit(run, on_error=lambda _exc: s.replies.reply(user, response_url, SORRY))
 
 
 def handle_submit(
@@ -76,10 +76,10 @@ def handle_submit(
             record = s.requests.submit(request_id, user, pick, reason)
         except RequestError as exc:
             # Beside, not over, whatever is shown there (a double submit's success).
-            s.notifier.reply(user, response_url, f":warning: {esc(str(exc))}", replace=False)
+            s.replies.reply(user, response_url, f":warning: {esc(str(exc))}", replace=False)
             return
         approvals = "two approvers" if record.required_approvals > 1 else "an approver"
-        s.notifier.reply(
+        s.replies.reply(
             user,
             response_url,
             f":outbox_tray: Submitted {record.id} ({esc(request_title(record.request))}) "
@@ -87,7 +87,7 @@ def handle_submit(
             "shows where it is.",
         )
 
-    s.background.submit(run, on_error=lambda _exc: s.notifier.reply(user, response_url, SORRY))
+    s.background.submit(run, on_error=lambda _exc: s.replies.reply(user, response_url, SORRY))
 
 
 def _submit_error(
@@ -126,4 +126,4 @@ def handle_reject(
         if metadata.get("from_home") == "true":
             publish_home(s, client, user)
 
-    s.background.submit(run, on_error=lambda _exc: s.notifier.reply(user, None, SORRY))
+    s.background.submit(run, on_error=lambda _exc: s.replies.reply(user, None, SORRY))

@@ -16,7 +16,7 @@ from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
-from bot.app import Services, build_app, build_services
+from bot.app import Wiring, build_app, build_services
 from bot.config import Settings
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
@@ -73,7 +73,7 @@ class BotUnderTest:
             _catalog(),
             cache=store,
         )
-        self.services: Services = build_services(
+        self.services: Wiring = build_services(
             self.settings, clock=clock, store=store, market=market
         )
         self.app = build_app(self.services)

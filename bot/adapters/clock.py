@@ -1,16 +1,9 @@
-"""Time as a dependency, so the sandbox market, reminders and tests can move it."""
+"""Clocks implementing the `Clock` port: the system's, and one that only moves when told."""
 
 from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
-
-
-class Clock(Protocol):
-    def now(self) -> datetime:
-        """The current time, timezone-aware, UTC."""
-        ...
 
 
 class SystemClock:

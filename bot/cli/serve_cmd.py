@@ -14,7 +14,7 @@ from bot.config import Settings
 if TYPE_CHECKING:
     from slack_bolt import App
 
-    from bot.app import Services
+    from bot.app import Wiring
 
 
 def register(sub: Any) -> None:
@@ -70,7 +70,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from bot.app import build_app, build_services
     from bot.worker import Worker
 
-    def start() -> tuple[Services, App]:
+    def start() -> tuple[Wiring, App]:
         services = build_services(settings)
         app = build_app(services)
         if not args.no_worker:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.adapters.clock import Clock
 from bot.domain import approval
 from bot.domain.approval import Decision, Outcome
 from bot.domain.lifecycle import State
@@ -18,7 +17,7 @@ from bot.domain.records import CapacityRecord
 from bot.services.approvers import ApproverDirectory
 from bot.services.changes import Change, apply_change
 from bot.services.jobs import notify_job, timeout_job_id
-from bot.services.ports import Store
+from bot.services.ports import Clock, Store
 from bot.services.requests import normalise_id
 
 

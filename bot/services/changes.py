@@ -7,11 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.adapters.store import Job, VersionConflict
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.lifecycle import check_transition
 from bot.domain.records import CapacityRecord
-from bot.services.ports import Store
+from bot.services.ports import Job, Store, VersionConflict
 
 __all__ = ["BOT", "Change", "apply_change"]
 MAX_ATTEMPTS = 10

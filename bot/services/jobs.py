@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from bot.adapters.store import Job
 from bot.domain.request import CapacityRequest
+from bot.services.ports import Job
 
 
 def quote_job(request_id: str, now: datetime, response_url: str | None) -> Job:

@@ -9,11 +9,10 @@ leaves the job to be retried; the state is already right in the store.
 
 from __future__ import annotations
 
-from bot.adapters.clock import Clock
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.services.changes import BOT, Change, apply_change
-from bot.services.ports import Notifier, Store
+from bot.services.ports import Clock, Notifier, Store
 
 # States the requester hears about by direct message, once each.
 TOLD = frozenset({State.APPROVED, State.REJECTED, State.TIMED_OUT})

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Protocol
-
-from bot.adapters.clock import Clock
 from bot.domain.catalog import Catalog
 from bot.domain.grammar import parse_request
-from bot.domain.market import MarketSnapshot
 from bot.domain.recommendation import Quote, build_quote
 from bot.domain.request import CapacityRequest, RequestDraft
-
-
-class MarketData(Protocol):
-    def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot: ...
+from bot.services.ports import Clock, MarketData
 
 
 class QuoteService:

@@ -10,7 +10,6 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.adapters.clock import Clock
 from bot.domain.approval import SpendingLimits
 from bot.domain.audit import AuditEntry
 from bot.domain.choices import Pick, pick_by_value
@@ -26,7 +25,7 @@ from bot.services.jobs import (
     timeout_job,
     timeout_job_id,
 )
-from bot.services.ports import Notifier, Store
+from bot.services.ports import Clock, Notifier, Store
 from bot.services.quoting import QuoteService
 
 log = logging.getLogger(__name__)

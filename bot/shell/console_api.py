@@ -21,7 +21,7 @@ from slack_bolt import App, BoltRequest
 
 from bot.adapters.clock import ManualClock
 from bot.adapters.slack.local_api import Call, LocalSlackApi
-from bot.app import DEFAULT_APPROVAL_CHANNEL, Services, build_app, build_services
+from bot.app import DEFAULT_APPROVAL_CHANNEL, Wiring, build_app, build_services
 from bot.config import Settings, load_settings
 from bot.shell.payloads import Body
 from bot.shell.people import DEFAULT_APPROVERS
@@ -64,7 +64,7 @@ class ConsoleSlack:
             self.api.groups[settings.approver_group] = [p.id for p in DEFAULT_APPROVERS]
         self.settings = settings.model_copy(update={"slack_api_url": self.api.api_url})
         self.clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
-        self.services: Services = build_services(self.settings, clock=self.clock)
+        self.services: Wiring = build_services(self.settings, clock=self.clock)
         self.app: App = build_app(self.services, request_verification=False)
         self.worker = Worker(self.services)
         self._seen = len(self.api.calls)

@@ -22,13 +22,14 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from bot.adapters.aws.clients import RETRIES, clients_factory
-from bot.adapters.aws.market import AwsClients, AwsMarket, PriceCache
+from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
 from bot.config import Settings
 from bot.domain.catalog import default_catalog
 from bot.domain.market import Offering, Origin, ReservationKind
 from bot.domain.request import CapacityRequest, Environment, Workload
+from bot.services.ports import PriceCache
 from tests.aws_live import (
     REGION,
     HttpReplies,

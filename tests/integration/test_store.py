@@ -8,8 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from bot.adapters.store import AuditEntry, Job, RedisStore, VersionConflict, open_store
+from bot.adapters.store import RedisStore, open_store
+from bot.domain.audit import AuditEntry
 from bot.domain.lifecycle import State
+from bot.services.ports import Job, VersionConflict
 from tests.factories import NOW, make_record
 
 

@@ -7,9 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from bot.adapters.store import AuditEntry, Job, RedisStore
+from bot.adapters.store import RedisStore
 from bot.adapters.store.connect import open_redis
+from bot.domain.audit import AuditEntry
 from bot.domain.lifecycle import State
+from bot.services.ports import Job
 from tests.conftest import start_redis_server
 from tests.factories import NOW, make_record
 

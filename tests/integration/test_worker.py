@@ -6,7 +6,7 @@ import threading
 from datetime import timedelta
 from typing import Any
 
-from bot.adapters.store import Job
+from bot.services.ports import Job
 from bot.worker import MAX_ATTEMPTS, Worker, backoff
 from tests.slack_harness import BotUnderTest
 

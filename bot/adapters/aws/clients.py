@@ -11,9 +11,9 @@ from botocore.config import Config
 from botocore.retries import standard
 
 from bot.adapters.aws.market import AwsClients
-from bot.adapters.clock import Clock
 from bot.config import Settings
 from bot.domain.market import Origin
+from bot.services.ports import Clock
 
 # Throttling is retried with botocore's standard mode: exponential backoff with jitter, a
 # retry quota, 5 attempts in all (`total_max_attempts`; botocore's `max_attempts` counts

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -29,6 +29,7 @@ from bot.domain.market import (
     ReservationKind,
 )
 from bot.domain.request import CapacityRequest, Environment, Workload
+from bot.services.ports import PriceCache
 
 if TYPE_CHECKING:
     from mypy_boto3_ec2 import EC2Client
@@ -47,14 +48,6 @@ TARGET_RESOURCE = {
     Workload.INFERENCE: "endpoint",
     Workload.EVENT: "endpoint",
 }
-
-
-class PriceCache(Protocol):
-    """A TTL cache for hourly prices (the store implements it)."""
-
-    def get_price(self, key: str) -> tuple[HourlyPrice, datetime] | None: ...
-
-    def put_price(self, key: str, price: HourlyPrice, ttl: timedelta) -> None: ...
 
 
 class NoCache:

@@ -1,4 +1,5 @@
-"""Requests, their audit trail, scheduled jobs and caches, in Redis.
+"""Requests, their audit trail, scheduled jobs and caches, in Redis: the `Store` port
+(bot/services/ports/store.py).
 
 One implementation for `redis://` and `memory://` (fakeredis runs the same commands and
 Lua scripts in-process). Every key of a namespace shares one hash tag, `{namespace}`, so
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, cast
@@ -21,36 +21,11 @@ from bot.domain.audit import AuditEntry
 from bot.domain.lifecycle import State
 from bot.domain.market import HourlyPrice
 from bot.domain.records import CapacityRecord
+from bot.services.ports import ClaimedJob, Job, VersionConflict
 
 
 def _script(name: str) -> str:
     return resources.files("bot.adapters.store").joinpath("lua", name).read_text("utf-8")
-
-
-@dataclass(frozen=True)
-class Job:
-    """A unit of scheduled work; `id` is unique per occurrence (e.g. "timeout:R12")."""
-
-    id: str
-    due: datetime
-    payload: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ClaimedJob:
-    id: str
-    payload: dict[str, Any]
-    token: str
-
-
-class VersionConflict(Exception):
-    """Someone else changed the request first; re-read and decide again."""
-
-    def __init__(self, request_id: str, version: int, state: str) -> None:
-        self.request_id = request_id
-        self.version = version
-        self.state = state
-        super().__init__(f"{request_id} is at version {version} ({state})")
 
 
 # Blocking reads stay under the client's 5 s socket timeout.

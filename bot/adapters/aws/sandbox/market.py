@@ -18,8 +18,8 @@ from bot.adapters.aws.sandbox.spot_prices import SpotPrices
 from bot.adapters.aws.sandbox.store import InMemoryMarketStore, MarketStore
 from bot.adapters.aws.sandbox.training_plans import TrainingPlans
 from bot.adapters.aws.sandbox.zones import DEFAULT_ZONES
-from bot.adapters.clock import Clock
 from bot.domain.catalog import Catalog, default_catalog
+from bot.services.ports import Clock
 
 Answer = Callable[[Mapping[str, Any], str], dict[str, Any]]
 

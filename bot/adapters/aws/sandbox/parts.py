@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 
 from bot.adapters.aws.sandbox.conditions import MarketConditions
 from bot.adapters.aws.sandbox.store import MarketStore
-from bot.adapters.clock import Clock
 from bot.domain.catalog import Catalog
+from bot.services.ports import Clock
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,35 @@
+"""The services one process runs, as the listeners and the worker see them. The
+composition root (bot/app.py) builds them; nothing here knows which adapters it chose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.background import Background
+from bot.config import Settings
+from bot.domain.catalog import Catalog
+from bot.services.approvals import ApprovalService
+from bot.services.notifications import NotificationService
+from bot.services.ports import Clock, Store
+from bot.services.quoting import QuoteService
+from bot.services.replies import Replies
+from bot.services.requests import RequestService
+
+
+@dataclass
+class Services:
+    """Everything the listeners and the worker need, wired once per process."""
+
+    settings: Settings
+    clock: Clock
+    store: Store
+    catalog: Catalog
+    quotes: QuoteService
+    requests: RequestService
+    approvals: ApprovalService
+    notifications: NotificationService
+    replies: Replies
+    background: Background
+
+    def close(self) -> None:
+        self.background.shutdown(wait=True)

@@ -1,0 +1,24 @@
+"""The outside world as the services see it: small interfaces, and the types they speak,
+that the adapters implement. Services import these, never an adapter."""
+
+from bot.services.ports.clock import Clock
+from bot.services.ports.jobs import ClaimedJob, Job, JobQueue
+from bot.services.ports.market import MarketData, PriceCache
+from bot.services.ports.people import GroupDirectory, Notifier
+from bot.services.ports.store import Cache, Deliveries, Requests, Store, VersionConflict
+
+__all__ = [
+    "Cache",
+    "ClaimedJob",
+    "Clock",
+    "Deliveries",
+    "GroupDirectory",
+    "Job",
+    "JobQueue",
+    "MarketData",
+    "Notifier",
+    "PriceCache",
+    "Requests",
+    "Store",
+    "VersionConflict",
+]
