@@ -29,6 +29,7 @@ STATE_ICONS = {
     State.CANCELLED: ":wastebasket:",
     State.TIMED_OUT: ":zzz:",
     State.FAILED: ":x:",
+    State.PURCHASE_UNKNOWN: ":warning:",
 }
 
 

@@ -25,6 +25,9 @@ class State(StrEnum):
     CANCELLED = "cancelled"
     TIMED_OUT = "timed_out"
     FAILED = "failed"
+    # The outcome of a purchase call is not known and AWS shows nothing with the request's
+    # tag or plan name: a person decides (check again, or mark failed). Never re-bought.
+    PURCHASE_UNKNOWN = "purchase_unknown"
 
     @property
     def label(self) -> str:
@@ -48,10 +51,28 @@ TRANSITIONS: dict[State, frozenset[State]] = {
             State.TIMED_OUT,
         }
     ),
-    State.APPROVED: frozenset({State.PURCHASING}),
-    State.PURCHASING: frozenset({State.PAYMENT_PENDING, State.SCHEDULED, State.FAILED}),
-    State.PAYMENT_PENDING: frozenset({State.SCHEDULED, State.FAILED}),
-    State.SCHEDULED: frozenset({State.ACTIVE}),
+    # approved -> quoted: the offering moved before the purchase job ran; a new approval.
+    State.APPROVED: frozenset({State.PURCHASING, State.QUOTED}),
+    # purchasing -> quoted: the fee rose, the offering went, or AWS refused in a way a new
+    # attempt can fix; the requester submits again and approvers decide again.
+    # purchasing -> active/expired: found by reconciling after a crash, already under way.
+    State.PURCHASING: frozenset(
+        {
+            State.PAYMENT_PENDING,
+            State.SCHEDULED,
+            State.ACTIVE,
+            State.EXPIRED,
+            State.FAILED,
+            State.QUOTED,
+            State.PURCHASE_UNKNOWN,
+        }
+    ),
+    State.PURCHASE_UNKNOWN: frozenset(
+        {State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.EXPIRED, State.FAILED}
+    ),
+    # A poll can miss a short state entirely (a block bought for now is active at once).
+    State.PAYMENT_PENDING: frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRED, State.FAILED}),
+    State.SCHEDULED: frozenset({State.ACTIVE, State.EXPIRED, State.FAILED}),
     State.ACTIVE: frozenset({State.EXPIRING, State.EXPIRED}),
     State.EXPIRING: frozenset({State.EXPIRED}),
     State.EXPIRED: frozenset({State.CLEANED_UP}),
@@ -64,6 +85,11 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 
 # States in which a request still waits on people, and can be cancelled by its requester.
 CANCELLABLE = frozenset({State.DRAFT, State.QUOTED, State.PENDING_APPROVAL})
+
+# States in which AWS holds (or may hold) something bought for the request: tracked by polls.
+TRACKED = frozenset(
+    {State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.EXPIRING, State.PURCHASE_UNKNOWN}
+)
 
 
 class IllegalTransition(ValueError):

@@ -36,6 +36,50 @@ class Choice(_Frozen):
     total_usd: float
 
 
+DEFAULT_ACCOUNT = "default"  # the bot's own credentials, when no account is named
+
+
+class Reservation(_Frozen):
+    """What AWS holds for a request, as AWS last reported it.
+
+    `kind` is the option bought (capacity block, training plan, On-Demand Capacity
+    Reservation); `id` is the capacity reservation id or the training plan ARN; `state`
+    is AWS's own word ("payment-pending", "scheduled", "Active", ...), see
+    `bot.domain.purchase.lifecycle_state` for what it means for the request.
+    """
+
+    kind: OptionKind
+    id: str
+    account: str = DEFAULT_ACCOUNT
+    region: str
+    availability_zone: str | None = None
+    instance_type: str
+    instances: int
+    start: datetime
+    end: datetime
+    fee_usd: float | None = None  # the upfront fee AWS charged (None: nothing upfront)
+    state: str
+    state_reason: str = ""  # AWS's reason for a failed or payment-failed state
+    checked_at: datetime | None = None  # when AWS last told us
+
+
+class PurchaseAttempt(_Frozen):
+    """One try at buying, recorded on the request before any AWS call, so that a request
+    found in `purchasing` after a crash is reconciled (looked for in AWS) and never
+    bought again blindly."""
+
+    at: datetime
+    kind: OptionKind
+    offering_id: str | None
+    account: str = DEFAULT_ACCOUNT
+    region: str
+    approved_usd: float  # the fee the approvers saw: the purchase may not cost more
+    # Who may reconcile: past this moment the worker that made the attempt is presumed gone.
+    lease_until: datetime
+    # The idempotency handle AWS sees: the tag value, plan name or client token.
+    token: str
+
+
 class SlackMessage(_Frozen):
     channel: str
     ts: str
@@ -59,6 +103,13 @@ class CapacityRecord(_Frozen):
     approval_deadline: datetime | None = None
     approval_message: SlackMessage | None = None
     failure: str | None = None
+    attempts: tuple[PurchaseAttempt, ...] = ()  # oldest first
+    reservation: Reservation | None = None
+
+    @property
+    def attempt(self) -> PurchaseAttempt | None:
+        """The latest purchase attempt, if any."""
+        return self.attempts[-1] if self.attempts else None
 
     @property
     def chosen_option(self) -> Option | None:

@@ -65,6 +65,7 @@ class RequestDraft(_Frozen):
     interruptible: bool = False
     utilization_pct: int | None = None  # 1..100
     reason: str | None = None
+    account: str | None = None  # a name from GPU_BOT_ACCOUNTS; None: the default account
 
     _start_utc = field_validator("start")(_utc)
 
@@ -95,6 +96,7 @@ class RequestDraft(_Frozen):
             interruptible=self.interruptible,
             utilization_pct=self.utilization_pct or 100,
             reason=self.reason or "",
+            account=self.account,
         )
 
 
@@ -111,6 +113,7 @@ class CapacityRequest(_Frozen):
     interruptible: bool = False
     utilization_pct: int = 100
     reason: str = ""
+    account: str | None = None  # a name from GPU_BOT_ACCOUNTS; None: the default account
 
     _start_utc = field_validator("start")(_utc)
 

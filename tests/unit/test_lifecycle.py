@@ -9,6 +9,7 @@ from bot.domain.lifecycle import TRANSITIONS, IllegalTransition, State, check_tr
 
 def test_every_state_has_its_transitions() -> None:
     assert set(TRANSITIONS) == set(State)
+    assert State.PURCHASE_UNKNOWN.label == "purchase unknown"
 
 
 def test_the_design_lifecycle_is_allowed() -> None:
@@ -45,3 +46,27 @@ def test_the_design_lifecycle_is_allowed() -> None:
 def test_shortcuts_are_refused(current: State, target: State) -> None:
     with pytest.raises(IllegalTransition):
         check_transition(current, target)
+
+
+def test_a_purchase_of_unknown_outcome_is_decided_by_a_person_never_rebought() -> None:
+    check_transition(State.PURCHASING, State.PURCHASE_UNKNOWN)
+    for found in (State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.FAILED):
+        check_transition(State.PURCHASE_UNKNOWN, found)
+    with pytest.raises(IllegalTransition):
+        check_transition(State.PURCHASE_UNKNOWN, State.PURCHASING)
+    with pytest.raises(IllegalTransition):
+        check_transition(State.PURCHASE_UNKNOWN, State.APPROVED)
+
+
+def test_a_moved_offering_goes_back_to_quoted_for_a_new_approval() -> None:
+    check_transition(State.APPROVED, State.QUOTED)
+    check_transition(State.PURCHASING, State.QUOTED)
+    # ...and from quoted, only through pending approval to purchasing again.
+    with pytest.raises(IllegalTransition):
+        check_transition(State.QUOTED, State.PURCHASING)
+
+
+def test_nothing_returns_to_purchasing_once_bought() -> None:
+    for state in State:
+        if state is not State.APPROVED:
+            assert State.PURCHASING not in TRANSITIONS[state] or state is State.PURCHASING
