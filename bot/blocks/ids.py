@@ -10,6 +10,12 @@ class ActionId(StrEnum):
     CANCEL = "gpu_cancel"
     APPROVE = "gpu_approve"
     REJECT_OPEN = "gpu_reject_open"  # open the "reason for rejecting" form
+    EXTEND = "gpu_extend"  # ask to extend a reservation (goes to approval)
+    EXTENSION_APPROVE = "gpu_extension_approve"
+    EXTENSION_REJECT = "gpu_extension_reject"
+    CLEANUP_NOW = "gpu_cleanup_now"
+    CLEANUP_KEEP = "gpu_cleanup_keep"
+    CLEANUP_NOT_MINE = "gpu_cleanup_not_mine"
 
 
 class CallbackId(StrEnum):

@@ -160,13 +160,6 @@ def test_upfront_fee_is_catalog_price_times_hours_times_count(shared: Any) -> No
     assert search(shared)[0]["CurrencyCode"] == "USD"
 
 
-def test_extension_offerings_are_not_on_offer(shared: Any) -> None:
-    answer = shared.search_training_plan_offerings(
-        TrainingPlanArn="arn:aws:sagemaker:us-east-1:123456789012:training-plan/some-plan"
-    )
-    assert answer["TrainingPlanOfferings"] == []
-
-
 # --- CreateTrainingPlan ---------------------------------------------------------------
 
 

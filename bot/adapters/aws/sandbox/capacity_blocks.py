@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.adapters.aws.sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
+from bot.adapters.aws.sandbox.extensions import BLOCK_EXTENSION, extended_end
 from bot.adapters.aws.sandbox.filters import FilterFields, ec2_filter
 from bot.adapters.aws.sandbox.lifecycle import Phase, phase
 from bot.adapters.aws.sandbox.offering_ids import BadOfferingId
@@ -151,8 +152,14 @@ class CapacityBlocks:
             datetime.fromisoformat(record["payment_clears_at"]),
             record["payment_fails"],
             datetime.fromisoformat(record["start"]),
-            datetime.fromisoformat(record["end"]),
+            self._end(record),
         )
+
+    def _end(self, record: Record) -> datetime:
+        """The block's end, moved by any extension bought for it."""
+        end = datetime.fromisoformat(record["end"])
+        owner = record["capacity_reservation_id"]
+        return extended_end(self._m.store, BLOCK_EXTENSION, owner, end)
 
     def _reservation(self, record: Record, now: datetime) -> dict[str, Any]:
         state = self._state(record, now)
@@ -175,7 +182,7 @@ class CapacityBlocks:
             "EphemeralStorage": False,
             "State": state.value,
             "StartDate": datetime.fromisoformat(record["start"]),
-            "EndDate": datetime.fromisoformat(record["end"]),
+            "EndDate": self._end(record),
             "EndDateType": "limited",
             "InstanceMatchCriteria": "targeted",
             "CreateDate": datetime.fromisoformat(record["created"]),
@@ -191,7 +198,7 @@ class CapacityBlocks:
             "AvailabilityZoneId": zone_id(record["zone"]),
             "CapacityReservationIds": [record["capacity_reservation_id"]],
             "StartDate": datetime.fromisoformat(record["start"]),
-            "EndDate": datetime.fromisoformat(record["end"]),
+            "EndDate": self._end(record),
             "CreateDate": datetime.fromisoformat(record["created"]),
             "State": self._state(record, now).value,
             "Tags": record["block_tags"],

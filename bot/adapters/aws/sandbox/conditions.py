@@ -26,6 +26,7 @@ class MarketConditions:
     def __init__(self) -> None:
         self.payments_fail = False  # purchases made while set end in payment-failed / Failed
         self.latency_ms = 0  # slept before every answered call
+        self.price_factor = 1.0  # extension fees are multiplied by this ("the price moved")
         self._sold_out: list[_SoldOut] = []
         self._caps: dict[str | None, int] = {}
         self._throttles: dict[str | None, int] = {}

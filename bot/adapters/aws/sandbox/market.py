@@ -8,14 +8,17 @@ from datetime import timedelta
 from typing import Any
 
 from bot.adapters.aws.sandbox.block_offerings import BlockOfferings
+from bot.adapters.aws.sandbox.capacity_blocks import KIND as CAPACITY_BLOCK
 from bot.adapters.aws.sandbox.capacity_blocks import CapacityBlocks
 from bot.adapters.aws.sandbox.conditions import MarketConditions
 from bot.adapters.aws.sandbox.errors import SandboxError
+from bot.adapters.aws.sandbox.extensions import Extensions
 from bot.adapters.aws.sandbox.parts import MarketParts
 from bot.adapters.aws.sandbox.plan_offerings import PlanOfferings
 from bot.adapters.aws.sandbox.price_list import PriceList
 from bot.adapters.aws.sandbox.spot_prices import SpotPrices
 from bot.adapters.aws.sandbox.store import InMemoryMarketStore, MarketStore
+from bot.adapters.aws.sandbox.training_plans import KIND as TRAINING_PLAN
 from bot.adapters.aws.sandbox.training_plans import TrainingPlans
 from bot.adapters.aws.sandbox.zones import DEFAULT_ZONES
 from bot.domain.catalog import Catalog, default_catalog
@@ -59,18 +62,24 @@ class SandboxMarket:
         block_offerings, blocks = BlockOfferings(parts), CapacityBlocks(parts)
         plan_offerings, plans = PlanOfferings(parts), TrainingPlans(parts)
         spot, price_list = SpotPrices(parts), PriceList(parts)
+        extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
         self._sleep = sleep
         self._routes: dict[str, dict[str, Answer]] = {
             "ec2": {
                 "DescribeCapacityBlockOfferings": block_offerings.describe,
                 "PurchaseCapacityBlock": blocks.purchase,
+                "DescribeCapacityBlockExtensionOfferings": extensions.describe_block_offerings,
+                "PurchaseCapacityBlockExtension": extensions.purchase_block_extension,
                 "DescribeCapacityBlocks": blocks.describe_blocks,
                 "DescribeCapacityReservations": blocks.describe_reservations,
                 "DescribeSpotPriceHistory": spot.history,
             },
             "sagemaker": {
-                "SearchTrainingPlanOfferings": plan_offerings.search,
+                "SearchTrainingPlanOfferings": _plans_or_extensions(
+                    plan_offerings.search, extensions.search_plan_extensions
+                ),
                 "CreateTrainingPlan": plans.create,
+                "ExtendTrainingPlan": extensions.extend_plan,
                 "DescribeTrainingPlan": plans.describe,
                 "ListTrainingPlans": plans.list_plans,
             },
@@ -90,6 +99,15 @@ class SandboxMarket:
         if self.conditions.take_throttle(operation):
             raise _throttled(service, operation)
         return answer(params, region)
+
+
+def _plans_or_extensions(plans: Answer, extensions: Answer) -> Answer:
+    """SearchTrainingPlanOfferings with a TrainingPlanArn searches extensions of that plan."""
+
+    def search(params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        return (extensions if "TrainingPlanArn" in params else plans)(params, region)
+
+    return search
 
 
 def _throttled(service: str, operation: str) -> SandboxError:

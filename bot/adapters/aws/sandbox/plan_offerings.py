@@ -35,9 +35,6 @@ class PlanOfferings:
         self._m = parts
 
     def search(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        if "TrainingPlanArn" in params:
-            # Extending an existing plan is not simulated: no extension is on offer.
-            return {"TrainingPlanOfferings": [], "TrainingPlanExtensionOfferings": []}
         for required in ("InstanceType", "InstanceCount", "DurationHours", "TargetResources"):
             if required not in params:
                 raise sagemaker_invalid(f"{required} is required to search for offerings.")

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.adapters.aws.sandbox.errors import SandboxError, sagemaker_invalid
+from bot.adapters.aws.sandbox.extensions import PLAN_EXTENSION, extended_end
 from bot.adapters.aws.sandbox.lifecycle import Phase, phase
 from bot.adapters.aws.sandbox.offering_ids import BadOfferingId
 from bot.adapters.aws.sandbox.offers import PlanOffer, PlanPart
@@ -119,6 +120,12 @@ class TrainingPlans:
             )
             for p in record["parts"]
         ]
+        # An extension bought for the plan lengthens its last reserved capacity.
+        last = parts[-1]
+        owner = _key(record["region"], record["name"])
+        parts[-1] = PlanPart(
+            last.zone, last.start, extended_end(self._m.store, PLAN_EXTENSION, owner, last.end)
+        )
         start, end = parts[0].start, parts[-1].end
         status = self._phase(record, now, start, end)
         hours, minutes = hours_and_minutes(start, end)

@@ -1,0 +1,270 @@
+"""Extending what was bought: DescribeCapacityBlockExtensionOfferings,
+PurchaseCapacityBlockExtension, SearchTrainingPlanOfferings with a plan's ARN, and
+ExtendTrainingPlan.
+
+An extension offering starts at the reservation's current end, and its id carries that
+end: once an extension is bought the end moves, so buying the same offering again is
+refused as AWS refuses a stale offering. Extensions are stored beside the purchase (the
+market store is insert-only) and the reservation's end is the latest extension's end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.adapters.aws.sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
+from bot.adapters.aws.sandbox.lifecycle import Phase, phase
+from bot.adapters.aws.sandbox.offering_ids import BadOfferingId, pack, unpack
+from bot.adapters.aws.sandbox.offers import upfront_fee
+from bot.adapters.aws.sandbox.parts import MarketParts
+from bot.adapters.aws.sandbox.store import MarketStore, Record
+from bot.adapters.aws.sandbox.times import from_epoch, to_epoch
+from bot.adapters.aws.sandbox.zones import zone_id
+from bot.domain.catalog import PriceKind
+from bot.domain.extension import EXTEND_EARLIEST, EXTEND_LATEST
+from bot.domain.offering_rules import CB_MAX_DAYS, capacity_block_duration_valid
+
+BLOCK_EXTENSION = "capacity-block-extension"
+PLAN_EXTENSION = "training-plan-extension"
+_BLOCK_PREFIX = "cbx-"
+_PLAN_PREFIX = "tpx-"
+
+
+def extended_end(store: MarketStore, kind: str, owner: str, end: datetime) -> datetime:
+    """The end of a reservation after the extensions bought for it (`owner` is the
+    reservation id, or region/plan name)."""
+    for record in store.records(kind):
+        if record["owner"] == owner:
+            end = max(end, datetime.fromisoformat(record["end"]))
+    return end
+
+
+class Extensions:
+    def __init__(self, parts: MarketParts, blocks_kind: str, plans_kind: str) -> None:
+        self._m = parts
+        self._blocks_kind = blocks_kind
+        self._plans_kind = plans_kind
+
+    # --- Capacity Blocks -----------------------------------------------------------------
+
+    def describe_block_offerings(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        reservation_id = str(params["CapacityReservationId"])
+        hours = int(params["CapacityBlockExtensionDurationHours"])
+        record = self._block(reservation_id, region)
+        now = self._m.clock.now()
+        start, end = self._block_window(record)
+        self._check_extendable(record, start, end, now, hours)
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        new_end = end + timedelta(hours=hours)
+        if not self._m.conditions.available(record["instance_type"], end, new_end, record["count"]):
+            return {"CapacityBlockExtensionOfferings": []}
+        fee = self._fee(PriceKind.CAPACITY_BLOCK, record, region, end, new_end)
+        offering_id = pack(_BLOCK_PREFIX, [reservation_id, to_epoch(end), to_epoch(new_end), fee])
+        offering = {
+            "CapacityBlockExtensionOfferingId": offering_id,
+            "InstanceType": record["instance_type"],
+            "InstanceCount": record["count"],
+            "AvailabilityZone": record["zone"],
+            "AvailabilityZoneId": zone_id(record["zone"]),
+            "StartDate": start,
+            "CapacityBlockExtensionStartDate": end,
+            "CapacityBlockExtensionEndDate": new_end,
+            "CapacityBlockExtensionDurationHours": hours,
+            "UpfrontFee": fee,
+            "CurrencyCode": "USD",
+            "Tenancy": "default",
+        }
+        return {"CapacityBlockExtensionOfferings": [offering]}
+
+    def purchase_block_extension(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        offering_id = str(params["CapacityBlockExtensionOfferingId"])
+        reservation_id = str(params["CapacityReservationId"])
+        try:
+            owner, start_s, end_s, fee = unpack(_BLOCK_PREFIX, offering_id)
+        except (BadOfferingId, ValueError):
+            raise _bad_block_offering(offering_id) from None
+        record = self._block(reservation_id, region)
+        _, current_end = self._block_window(record)
+        if owner != reservation_id or to_epoch(current_end) != start_s:
+            raise _bad_block_offering(offering_id)  # for another block, or already used
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        now = self._m.clock.now()
+        new_end = from_epoch(end_s)
+        extension: Record = {
+            "owner": reservation_id,
+            "offering_id": offering_id,
+            "start": current_end.isoformat(),
+            "end": new_end.isoformat(),
+            "fee": fee,
+            "bought": now.isoformat(),
+        }
+        if not self._m.store.add(BLOCK_EXTENSION, offering_id, extension):
+            raise _bad_block_offering(offering_id)
+        hours = int((new_end - current_end).total_seconds() // 3600)
+        return {
+            "CapacityBlockExtensions": [
+                {
+                    "CapacityReservationId": reservation_id,
+                    "InstanceType": record["instance_type"],
+                    "InstanceCount": record["count"],
+                    "AvailabilityZone": record["zone"],
+                    "AvailabilityZoneId": zone_id(record["zone"]),
+                    "CapacityBlockExtensionOfferingId": offering_id,
+                    "CapacityBlockExtensionDurationHours": hours,
+                    "CapacityBlockExtensionStatus": "payment-succeeded",
+                    "CapacityBlockExtensionPurchaseDate": now,
+                    "CapacityBlockExtensionStartDate": current_end,
+                    "CapacityBlockExtensionEndDate": new_end,
+                    "UpfrontFee": fee,
+                    "CurrencyCode": "USD",
+                }
+            ]
+        }
+
+    def _block(self, reservation_id: str, region: str) -> Record:
+        for record in self._m.store.records(self._blocks_kind):
+            if record["capacity_reservation_id"] == reservation_id and record["region"] == region:
+                return record
+        raise SandboxError(
+            "InvalidCapacityReservationId.NotFound",
+            f"The capacity reservation ID '{reservation_id}' does not exist",
+        )
+
+    def _block_window(self, record: Record) -> tuple[datetime, datetime]:
+        start = datetime.fromisoformat(record["start"])
+        end = datetime.fromisoformat(record["end"])
+        owner = record["capacity_reservation_id"]
+        return start, extended_end(self._m.store, BLOCK_EXTENSION, owner, end)
+
+    # --- training plans ------------------------------------------------------------------
+
+    def search_plan_extensions(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        arn = str(params["TrainingPlanArn"])
+        name = arn.rpartition("training-plan/")[2]
+        record = self._m.store.get(self._plans_kind, f"{region}/{name}")
+        if record is None:
+            raise SandboxError("ResourceNotFound", f"Training plan {arn} does not exist.")
+        hours = int(params.get("DurationHours", 24))
+        now = self._m.clock.now()
+        start, end = self._plan_window(region, record)
+        try:
+            self._check_extendable(record, start, end, now, hours)
+        except SandboxError as error:
+            raise SandboxError("ValidationException", error.message) from None
+        new_end = end + timedelta(hours=hours)
+        empty: dict[str, Any] = {"TrainingPlanOfferings": [], "TrainingPlanExtensionOfferings": []}
+        if not self._m.conditions.available(record["instance_type"], end, new_end, record["count"]):
+            return empty
+        fee = self._fee(PriceKind.TRAINING_PLAN, record, region, end, new_end)
+        zone = record["parts"][-1]["zone"]
+        payload = [region, name, to_epoch(end), to_epoch(new_end), fee, zone]
+        offering = {
+            "TrainingPlanExtensionOfferingId": pack(_PLAN_PREFIX, payload),
+            "AvailabilityZone": zone,
+            "StartDate": end,
+            "EndDate": new_end,
+            "DurationHours": hours,
+            "UpfrontFee": fee,
+            "CurrencyCode": "USD",
+        }
+        return empty | {"TrainingPlanExtensionOfferings": [offering]}
+
+    def extend_plan(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        offering_id = str(params["TrainingPlanExtensionOfferingId"])
+        try:
+            plan_region, name, start_s, end_s, fee, zone = unpack(_PLAN_PREFIX, offering_id)
+        except (BadOfferingId, ValueError):
+            raise _bad_plan_offering(offering_id) from None
+        owner = f"{plan_region}/{name}"
+        record = self._m.store.get(self._plans_kind, owner)
+        if record is None or plan_region != region:
+            raise _bad_plan_offering(offering_id)
+        _, current_end = self._plan_window(region, record)
+        if to_epoch(current_end) != start_s:
+            raise _bad_plan_offering(offering_id)  # already used, or the plan moved
+        now = self._m.clock.now()
+        new_end = from_epoch(end_s)
+        extension: Record = {
+            "owner": owner,
+            "offering_id": offering_id,
+            "start": current_end.isoformat(),
+            "end": new_end.isoformat(),
+            "fee": fee,
+            "bought": now.isoformat(),
+        }
+        if not self._m.store.add(PLAN_EXTENSION, offering_id, extension):
+            raise _bad_plan_offering(offering_id)
+        return {
+            "TrainingPlanExtensions": [
+                {
+                    "TrainingPlanExtensionOfferingId": offering_id,
+                    "ExtendedAt": now,
+                    "StartDate": current_end,
+                    "EndDate": new_end,
+                    "Status": "Active" if now >= current_end else "Scheduled",
+                    "PaymentStatus": "Succeeded",
+                    "AvailabilityZone": zone,
+                    "AvailabilityZoneId": zone_id(zone),
+                    "DurationHours": int((new_end - current_end).total_seconds() // 3600),
+                    "UpfrontFee": fee,
+                    "CurrencyCode": "USD",
+                }
+            ]
+        }
+
+    def _plan_window(self, region: str, record: Record) -> tuple[datetime, datetime]:
+        start = datetime.fromisoformat(record["parts"][0]["start"])
+        end = datetime.fromisoformat(record["parts"][-1]["end"])
+        owner = f"{region}/{record['name']}"
+        return start, extended_end(self._m.store, PLAN_EXTENSION, owner, end)
+
+    # --- shared --------------------------------------------------------------------------
+
+    def _check_extendable(
+        self, record: Record, start: datetime, end: datetime, now: datetime, hours: int
+    ) -> None:
+        state = phase(
+            now,
+            datetime.fromisoformat(record["payment_clears_at"]),
+            record["payment_fails"],
+            start,
+            end,
+        )
+        if state not in (Phase.ACTIVE, Phase.SCHEDULED):
+            raise ec2_invalid(
+                f"Only active or scheduled reservations can be extended; this one is {state.value}."
+            )
+        left = end - now
+        if not EXTEND_LATEST <= left <= EXTEND_EARLIEST:
+            raise ec2_invalid(
+                "An extension can be requested between 1 hour and 56 days before the "
+                "reservation expires."
+            )
+        total = (end - start) + timedelta(hours=hours)
+        if not capacity_block_duration_valid(hours) or total > timedelta(days=CB_MAX_DAYS):
+            raise ec2_invalid(
+                f"The extension duration {hours} hours is not valid: use 24-hour steps up to "
+                "14 days, then 7-day steps, up to 182 days in all."
+            )
+
+    def _fee(
+        self, kind: PriceKind, record: Record, region: str, start: datetime, end: datetime
+    ) -> str:
+        """At the rate the reservation was bought at; the market's price factor moves it."""
+        price = self._m.catalog.price(kind, record["instance_type"], region)
+        usd_per_hour = (price.usd_per_hour if price else 0.0) * self._m.conditions.price_factor
+        return upfront_fee(usd_per_hour, start, end, record["count"])
+
+
+def _bad_block_offering(offering_id: str) -> SandboxError:
+    return ec2_invalid(f"The Capacity Block extension offering ID '{offering_id}' is not valid.")
+
+
+def _bad_plan_offering(offering_id: str) -> SandboxError:
+    return SandboxError(
+        "ResourceNotFound", f"Training plan extension offering {offering_id} does not exist."
+    )

@@ -1,0 +1,248 @@
+"""Reminders, extension cards and cleanup prompts as Block Kit: pure functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.blocks.ids import ActionId
+from bot.blocks.text import clip, esc, usd, user, when
+from bot.domain.cleanup import Inventory, Leftover, LeftoverKind
+from bot.domain.extension import Extension, ExtensionOffer, ExtensionStatus
+from bot.domain.reminders import Reminder, ReminderKind, ReservationView, human_duration
+from bot.domain.usage import usage_hint
+
+Block = dict[str, Any]
+MAX_LEFTOVER_LINES = 30  # the rest is summed up in one line
+
+
+@dataclass(frozen=True)
+class Message:
+    text: str  # the notification fallback
+    blocks: list[Block]
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, 3000)}]}
+
+
+def _button(text: str, action: ActionId, value: str, style: str | None = None) -> Block:
+    button: Block = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": clip(text, 75)},
+        "action_id": action.value,
+        "value": value,
+    }
+    if style:
+        button["style"] = style
+    return button
+
+
+def _what(reservation: ReservationView) -> str:
+    kind = "training plan" if reservation.kind == "training-plan" else "Capacity Block"
+    if reservation.kind == "on-demand-reservation":
+        kind = "On-Demand Capacity Reservation"
+    return f"{kind} {reservation.instances}x {reservation.instance_type}"
+
+
+def _where(reservation: ReservationView) -> str:
+    zone = reservation.availability_zone or reservation.region
+    return f"`{esc(reservation.id)}` in {zone}"
+
+
+def reminder_message(
+    request_id: str,
+    reminder: Reminder,
+    reservation: ReservationView,
+    now: datetime,
+    *,
+    late: bool = False,
+    extension: ExtensionOffer | None = None,
+) -> Message:
+    """The message for one reminder; `late` after downtime, `extension` (before the end)
+    adds an Extend button with its price."""
+    what, where = _what(reservation), _where(reservation)
+    kind = reminder.kind
+    start, end = when(reservation.start), when(reservation.end)
+    if kind is ReminderKind.BEFORE_START:
+        left = human_duration(reservation.start - now)
+        head = f":calendar: Your {what} ({request_id}) starts at *{start}*, in {left}."
+    elif kind is ReminderKind.AT_START:
+        head = f":large_green_circle: Your {what} ({request_id}) is delivered: ends *{end}*."
+    elif kind is ReminderKind.BEFORE_END:
+        left = human_duration(reservation.end - now)
+        head = f":alarm_clock: Your {what} ({request_id}) ends at *{end}*, in {left}."
+    elif kind is ReminderKind.CHECKPOINT:
+        head = (
+            f":rotating_light: Your {what} ({request_id}) ends at *{end}*. Instances start "
+            "being terminated 30 minutes before the end: *save your checkpoints now*."
+        )
+    else:
+        head = f":checkered_flag: Your {what} ({request_id}) ended at {end}."
+    if late:
+        head += f" _(late: this reminder was due {when(reminder.due)})_"
+    blocks = [_section(head), _context(f"Reservation {where} · {start} → {end}")]
+    if kind in (ReminderKind.BEFORE_START, ReminderKind.AT_START):
+        hint = usage_hint(
+            reservation.kind,
+            reservation.id,
+            reservation.region,
+            reservation.availability_zone,
+            reservation.instance_type,
+            reservation.instances,
+        )
+        blocks.append(_section(f"{hint.title}\n```{hint.command}```"))
+    if extension is not None and kind.about_end:
+        blocks.append(extend_offer_blocks(request_id, extension))
+    return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
+
+
+def extend_offer_blocks(request_id: str, offer: ExtensionOffer) -> Block:
+    """The Extend button with the price, beside the before-end reminder."""
+    return {
+        "type": "section",
+        "block_id": f"extend:{request_id}",
+        "text": {
+            "type": "mrkdwn",
+            "text": (
+                f"Extend by {offer.hours // 24} d to {when(offer.end)} for "
+                f"*{usd(offer.fee_usd)}* (needs approval)"
+            ),
+        },
+        "accessory": _button(
+            f"Extend ({usd(offer.fee_usd)})", ActionId.EXTEND, f"{request_id}|{offer.hours}"
+        ),
+    }
+
+
+def extension_card(
+    request_id: str, requester: str, extension: Extension, with_buttons: bool = True
+) -> Message:
+    """What approvers see for an extension: the same money rule as a purchase."""
+    offer = extension.offer
+    text = (
+        f":hourglass: {user(extension.requested_by)} asks to extend {request_id} "
+        f"(requested by {user(requester)}) by {offer.hours // 24} d, to {when(offer.end)}, "
+        f"for *{usd(offer.fee_usd)}* paid up front (it cannot be cancelled)."
+    )
+    blocks = [_section(text)]
+    status = extension.status.value.replace("_", " ")
+    line = f"Extension {extension.number}: *{status}*"
+    if extension.approved_by:
+        line += f" by {user(extension.approved_by)}"
+    if extension.reason:
+        line += f" · {esc(extension.reason)}"
+    blocks.append(_context(line))
+    if with_buttons and extension.status is ExtensionStatus.PENDING_APPROVAL:
+        value = f"{request_id}|{extension.number}"
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": f"extension:{request_id}:{extension.number}",
+                "elements": [
+                    _button("Approve", ActionId.EXTENSION_APPROVE, value, "primary"),
+                    _button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
+                ],
+            }
+        )
+    return Message(text=clip(text.replace("*", ""), 3000), blocks=blocks)
+
+
+def _leftover_line(item: Leftover) -> str:
+    cost = f"{usd(item.usd_per_hour)}/h" if item.usd_per_hour else "no charge"
+    note = f" · {esc(item.note)}" if item.note else ""
+    return f"• {item.kind.label} `{esc(item.id)}` ({esc(item.region)}) · {cost}{note}"
+
+
+def _leftover_lines(found: Inventory) -> str:
+    items = found.in_cleanup_order()
+    lines = [_leftover_line(item) for item in items[:MAX_LEFTOVER_LINES]]
+    if len(items) > MAX_LEFTOVER_LINES:
+        lines.append(f"…and {len(items) - MAX_LEFTOVER_LINES} more")
+    return "\n".join(lines)
+
+
+def _cost_line(found: Inventory) -> str:
+    if not found.usd_per_hour:
+        return "Nothing here is billed, but it no longer works and is best removed."
+    return (
+        f"Still costing *{usd(found.usd_per_hour)}/h* ({usd(found.usd_per_day)} a day) "
+        "until it is removed."
+    )
+
+
+def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Message:
+    """Asks the requester to clean up, listing what is left and what it costs."""
+    again = f" (reminder {repeat})" if repeat > 1 else ""
+    head = f":broom: Request {request_id} has ended, and this is still there{again}:"
+    odcr = any(i.kind is LeftoverKind.CAPACITY_RESERVATION for i in found.items)
+    blocks = [_section(head), _section(_leftover_lines(found)), _section(_cost_line(found))]
+    if odcr:
+        blocks.append(
+            _context("An On-Demand Capacity Reservation is billed until it is cancelled.")
+        )
+    blocks.append(
+        {
+            "type": "actions",
+            "block_id": f"cleanup:{request_id}",
+            "elements": [
+                {
+                    **_button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger"),
+                    "confirm": {
+                        "title": {"type": "plain_text", "text": "Delete all of it?"},
+                        "text": {
+                            "type": "mrkdwn",
+                            "text": clip(
+                                f"Delete the {len(found.items)} resources listed for "
+                                f"request {request_id}? This cannot be undone.",
+                                300,
+                            ),
+                        },
+                        "confirm": {"type": "plain_text", "text": "Clean up"},
+                        "deny": {"type": "plain_text", "text": "Back"},
+                        "style": "danger",
+                    },
+                },
+                _button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
+                _button("Not mine", ActionId.CLEANUP_NOT_MINE, request_id),
+            ],
+        }
+    )
+    text = f"Request {request_id} has ended; {len(found.items)} resources are still there."
+    return Message(text=text, blocks=blocks)
+
+
+def cleanup_escalation(
+    request_id: str, requester: str, found: Inventory, disowned_by: str | None
+) -> Message:
+    """For the approval channel: nobody cleaned up (or the requester says it is not theirs)."""
+    if disowned_by:
+        why = f"{user(disowned_by)} says it is not theirs"
+    else:
+        why = f"{user(requester)} did not answer the cleanup prompts"
+    head = f":warning: Request {request_id} has ended and {why}. Still there:"
+    blocks = [
+        _section(head),
+        _section(_leftover_lines(found)),
+        _section(_cost_line(found)),
+        {
+            "type": "actions",
+            "block_id": f"cleanup-escalated:{request_id}",
+            "elements": [
+                _button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger"),
+                _button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
+            ],
+        },
+    ]
+    text = f"Request {request_id} has ended and nobody cleaned up its {len(found.items)} resources."
+    return Message(text=text, blocks=blocks)
+
+
+def cleanup_done(request_id: str) -> Message:
+    text = f":white_check_mark: Request {request_id} is cleaned up: nothing tagged for it is left."
+    return Message(text=text, blocks=[_section(text)])

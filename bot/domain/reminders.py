@@ -1,0 +1,231 @@
+"""Which reminders a reservation calls for, when, and whether a late one still makes sense.
+
+Pure rules over a reservation's window (kind, start, end) and the configured lead times
+(GPU_BOT_REMIND_BEFORE_START / GPU_BOT_REMIND_BEFORE_EXPIRY). The services turn these into
+jobs scheduled in the same compare-and-set as the change that calls for them.
+
+- Before start: one per lead time ("starts at ..., here is how to use it").
+- At start: when tracking sees the capacity delivered, not at the clock's say-so.
+- Before end: one per lead time; for Capacity Blocks also 40 minutes before the end
+  (instances start being terminated 30 minutes before it: save checkpoints now).
+- After the end: the cleanup prompt (see cleanup.py), when tracking sees it expired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Protocol
+
+from bot.domain.offering_rules import CB_EXPIRY_WARNING, CB_TERMINATION_LEAD
+
+CAPACITY_BLOCK = "capacity-block"
+# A reminder sent more than this after its moment says so ("late").
+LATE_AFTER = timedelta(minutes=5)
+_EPOCH = datetime.fromtimestamp(0, UTC)  # any anchor: slots do not depend on it
+
+
+class Window(Protocol):
+    """What the rules need of a reservation (bot.domain.records.Reservation has these)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def start(self) -> datetime: ...
+
+    @property
+    def end(self) -> datetime: ...
+
+
+class ReservationView(Window, Protocol):
+    """What a reminder message shows of a reservation."""
+
+    @property
+    def id(self) -> str: ...  # reservation id, or the plan's ARN
+
+    @property
+    def region(self) -> str: ...
+
+    @property
+    def availability_zone(self) -> str | None: ...
+
+    @property
+    def instance_type(self) -> str: ...
+
+    @property
+    def instances(self) -> int: ...
+
+
+class ReminderKind(StrEnum):
+    BEFORE_START = "before-start"
+    AT_START = "at-start"
+    BEFORE_END = "before-end"
+    CHECKPOINT = "checkpoint"  # Capacity Blocks only: 40 minutes before the end
+    CLEANUP = "cleanup"  # after the end: what is left and what it costs
+
+    @property
+    def about_end(self) -> bool:
+        return self in (ReminderKind.BEFORE_END, ReminderKind.CHECKPOINT)
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """One reminder occurrence: `anchor` is the start or end it is about, `lead` how long
+    before it the reminder is due (zero for at-start and cleanup)."""
+
+    request_id: str
+    kind: ReminderKind
+    anchor: datetime
+    lead: timedelta = timedelta(0)
+    due_at: datetime | None = None  # when it is due if not `anchor - lead` (e.g. "now")
+
+    @property
+    def due(self) -> datetime:
+        return self.due_at if self.due_at is not None else self.anchor - self.lead
+
+    @property
+    def slot(self) -> str:
+        """The same for every occurrence of this kind and lead on this request, so moving
+        a reminder replaces its job rather than adding one."""
+        return f"{self.request_id}:{self.kind.value}:{int(self.lead.total_seconds())}"
+
+    @property
+    def delivery_key(self) -> str:
+        """Unique per occurrence: a reminder moved to a new end is a new message, the same
+        one retried after a crash is not."""
+        return f"{self.slot}:{int(self.anchor.timestamp())}"
+
+
+class Verdict(StrEnum):
+    SEND = "send"
+    SEND_LATE = "send-late"
+    DROP = "drop"
+
+
+@dataclass(frozen=True)
+class Timeliness:
+    verdict: Verdict
+    reason: str = ""
+
+
+def _before_start(request_id: str, window: Window, leads: Iterable[timedelta]) -> list[Reminder]:
+    return [
+        Reminder(request_id, ReminderKind.BEFORE_START, window.start, lead)
+        for lead in leads
+        if lead > timedelta(0)
+    ]
+
+
+def end_reminders(
+    request_id: str, window: Window, leads: Iterable[timedelta], now: datetime
+) -> list[Reminder]:
+    """Before-end reminders (and the Capacity Block checkpoint warning) still ahead."""
+    reminders = [
+        Reminder(request_id, ReminderKind.BEFORE_END, window.end, lead)
+        for lead in leads
+        if lead > timedelta(0) and window.end - lead > now
+    ]
+    if window.kind == CAPACITY_BLOCK and window.end - CB_EXPIRY_WARNING > now:
+        reminders.append(
+            Reminder(request_id, ReminderKind.CHECKPOINT, window.end, CB_EXPIRY_WARNING)
+        )
+    return reminders
+
+
+def plan_after_purchase(
+    request_id: str,
+    window: Window,
+    before_start: Sequence[timedelta],
+    before_end: Sequence[timedelta],
+    now: datetime,
+) -> list[Reminder]:
+    """Reminders to schedule when a reservation is bought.
+
+    Before-start reminders whose moment has already passed at purchase are folded into one,
+    due now, so someone who buys an hour ahead still gets "here is how to use it" once.
+    """
+    starts = _before_start(request_id, window, before_start)
+    ahead = [r for r in starts if r.due > now]
+    passed = [r for r in starts if r.due <= now]
+    if passed and window.start > now:
+        shortest = min(passed, key=lambda r: r.lead)
+        ahead.append(
+            Reminder(request_id, shortest.kind, shortest.anchor, shortest.lead, due_at=now)
+        )
+    return ahead + end_reminders(request_id, window, before_end, now)
+
+
+def at_start(request_id: str, window: Window, now: datetime) -> Reminder:
+    """Due now: tracking has just seen the capacity delivered."""
+    return Reminder(request_id, ReminderKind.AT_START, window.start, due_at=now)
+
+
+def cleanup(request_id: str, window: Window, now: datetime) -> Reminder:
+    """Due now: tracking has just seen the reservation end."""
+    return Reminder(request_id, ReminderKind.CLEANUP, window.end, due_at=max(now, window.end))
+
+
+def all_slots(
+    request_id: str, before_start: Sequence[timedelta], before_end: Sequence[timedelta]
+) -> list[str]:
+    """Every slot a request may have, to cancel them all (cancelled, failed, cleaned up).
+
+    Lead times are read from settings, which may change between scheduling and cancelling:
+    the sending side therefore also checks the request's state before sending.
+    """
+    zero = timedelta(0)
+    slots = [
+        *(Reminder(request_id, ReminderKind.BEFORE_START, _EPOCH, lead) for lead in before_start),
+        *(Reminder(request_id, ReminderKind.BEFORE_END, _EPOCH, lead) for lead in before_end),
+        Reminder(request_id, ReminderKind.CHECKPOINT, _EPOCH, CB_EXPIRY_WARNING),
+        Reminder(request_id, ReminderKind.AT_START, _EPOCH, zero),
+    ]
+    return [r.slot for r in slots]
+
+
+def timeliness(reminder: Reminder, window: Window, now: datetime) -> Timeliness:
+    """Whether a reminder taken up at `now` is still worth sending, and if it is late.
+
+    After downtime overdue reminders are still sent, marked late, unless they no longer
+    make sense: a before-start after the start, a before-end after the end, a checkpoint
+    warning once instances are being terminated. A reminder about another start or end
+    than the reservation's (it was moved) is dropped too.
+    """
+    anchor = window.start if reminder.kind in _ABOUT_START else window.end
+    if reminder.anchor != anchor:
+        return Timeliness(Verdict.DROP, f"moved: now about {anchor.isoformat()}")
+    if reminder.kind is ReminderKind.BEFORE_START and now >= window.start:
+        return Timeliness(Verdict.DROP, "the reservation has started")
+    if reminder.kind is ReminderKind.AT_START and now >= window.end:
+        return Timeliness(Verdict.DROP, "the reservation has ended")
+    if reminder.kind is ReminderKind.BEFORE_END and now >= window.end:
+        return Timeliness(Verdict.DROP, "the reservation has ended")
+    if reminder.kind is ReminderKind.CHECKPOINT and now >= window.end - CB_TERMINATION_LEAD:
+        return Timeliness(Verdict.DROP, "instances are already being terminated")
+    if now - reminder.due > LATE_AFTER:
+        return Timeliness(Verdict.SEND_LATE, f"due {reminder.due.isoformat()}")
+    return Timeliness(Verdict.SEND)
+
+
+_ABOUT_START = frozenset({ReminderKind.BEFORE_START, ReminderKind.AT_START})
+
+
+def time_left(window: Window, now: datetime) -> timedelta:
+    """Until the start when it is ahead, else until the end (never negative)."""
+    target = window.start if now < window.start else window.end
+    return max(target - now, timedelta(0))
+
+
+def human_duration(delta: timedelta) -> str:
+    """1 d 4 h, 3 h 20 min, 40 min, less than a minute."""
+    minutes = int(delta.total_seconds() // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {mins} min" if mins else f"{hours} h"
+    return f"{mins} min" if mins else "less than a minute"
