@@ -72,7 +72,12 @@ def redis_url() -> Iterator[str]:
         return
     except redis.ConnectionError:
         if not shutil.which("redis-server"):
-            pytest.skip("no Redis at REDIS_TEST_URL and no redis-server on PATH")
+            # Never skip: these tests guard the money and security rules.
+            pytest.exit(
+                f"no Redis answers at {url} and redis-server is not on PATH: start one "
+                "(redis-server --port 6379) or set REDIS_TEST_URL=redis://HOST:PORT/DB",
+                returncode=3,
+            )
     proc, url, _port, _dir = start_redis_server()
     try:
         yield url

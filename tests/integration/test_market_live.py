@@ -851,7 +851,7 @@ def test_other_ec2_errors_are_not_retried(
     http = HttpReplies([ec2_error("InvalidParameterValue", "Unsupported instance type")]).install(
         clients.ec2, "DescribeCapacityBlockOfferings"
     )
-    with pytest.raises(ClientError):
+    with pytest.raises(ClientError, match="Unsupported instance type"):
         make_market().calls(make_request(), NOW)["capacity-block"]()
     assert len(http.requests) == 1
     assert backoff == []

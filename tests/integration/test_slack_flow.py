@@ -341,7 +341,7 @@ def test_reject_asks_for_a_reason_and_records_it(make_bot) -> None:  # type: ign
 
 
 def test_the_requester_cannot_reject_either(make_bot) -> None:  # type: ignore[no-untyped-def]
-    bot = make_bot(approvers=[REQUESTER])
+    bot = make_bot(approvers=[REQUESTER, APPROVER])
     request_id = submitted(bot)
     _, token = bot.click(ActionId.REJECT_OPEN.value, request_id, REQUESTER)
     bot.wait()
@@ -349,6 +349,25 @@ def test_the_requester_cannot_reject_either(make_bot) -> None:  # type: ignore[n
         c.view().get("callback_id") != CallbackId.REJECT.value for c in bot.fake.of("views.open")
     )
     assert "your own request" in bot.responses(token)[0]["text"]
+    # Nor by submitting the reject form directly (a form opened by an approver, or forged):
+    bot.click(ActionId.REJECT_OPEN.value, request_id, APPROVER)
+    bot.wait()
+    (opened,) = [
+        c for c in bot.fake.of("views.open") if c.view()["callback_id"] == CallbackId.REJECT.value
+    ]
+    reply = bot.submit_view(
+        CallbackId.REJECT.value,
+        {FormBlock.REJECT_REASON.value: text_input("I changed my mind")},
+        REQUESTER,
+        opened.view()["private_metadata"],
+    )
+    bot.wait()
+    assert reply.status == 200
+    told = [c.args for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
+    assert any("your own request" in m.get("text", "") for m in told)
+    record = bot.record(request_id)
+    assert record.state is State.PENDING_APPROVAL
+    assert record.rejection is None
 
 
 def test_cancel_by_command_updates_the_card(make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -38,7 +38,7 @@ def test_create_and_read_back(redis_store: RedisStore) -> None:
 
 def test_create_twice_conflicts(redis_store: RedisStore) -> None:
     redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
-    with pytest.raises(VersionConflict):
+    with pytest.raises(VersionConflict, match=r"R1 is at version 1 \(draft\)"):
         redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
     assert len(redis_store.audit("R1")) == 1
 
@@ -110,8 +110,14 @@ def test_jobs_are_claimed_once_and_acked(redis_store: RedisStore) -> None:
     assert redis_store.claim_due(NOW - timedelta(seconds=1), lease=timedelta(minutes=5)) == []
     first = redis_store.claim_due(NOW + timedelta(minutes=2), lease=timedelta(minutes=5))
     assert [j.id for j in first] == ["j0", "j1", "j2"]
+    # Claimed once: a second claim at the same moment gets none of them.
+    assert redis_store.claim_due(NOW + timedelta(minutes=2), lease=timedelta(minutes=5)) == []
     assert all(redis_store.ack(j) for j in first)
     assert not redis_store.ack(first[0])  # acked already
+    # Acked jobs are gone for good: even after their lease would have run out, only the
+    # two that were never claimed come back.
+    later = redis_store.claim_due(NOW + timedelta(minutes=30), lease=timedelta(minutes=5))
+    assert [j.id for j in later] == ["j3", "j4"]
 
 
 def test_concurrent_workers_never_share_a_job(redis_store: RedisStore) -> None:
@@ -159,7 +165,7 @@ def test_cancelled_jobs_are_not_claimed(redis_store: RedisStore) -> None:
 def test_memory_store_runs_the_same_scripts() -> None:
     store = open_store("memory://")
     v1 = store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
-    with pytest.raises(VersionConflict):
+    with pytest.raises(VersionConflict, match=r"R1 is at version 1 \(draft\)"):
         store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
     store.save(
         v1,

@@ -23,11 +23,15 @@ def test_newest_figure_wins() -> None:
 
 
 def test_every_figure_has_source_and_date() -> None:
-    for name in catalog.instance_types:
-        for kind in PriceKind:
-            price = catalog.price(kind, name, "us-east-1")
-            if price is not None:
-                assert price.source and price.as_of
+    prices = [
+        price
+        for name in catalog.instance_types
+        for kind in PriceKind
+        if (price := catalog.price(kind, name, "us-east-1")) is not None
+    ]
+    # Every kind of figure is present for some type, so the check below covers each.
+    assert {p.kind for p in prices} == set(PriceKind)
+    assert all(p.source and p.as_of for p in prices)
 
 
 def test_other_region_falls_back_and_says_so() -> None:

@@ -38,14 +38,22 @@ def test_quote_policy_covers_every_read_call_the_market_makes() -> None:
 def test_kubernetes_manifests_use_real_commands_and_settings() -> None:
     commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     variables = {env for env, _d, _a in Settings.describe()}
-    for path in (ROOT / "deploy" / "kubernetes").glob("*.yaml"):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc["kind"] == "ConfigMap":
-                assert set(doc["data"]) <= variables, path
-            if doc["kind"] == "Deployment":
-                (container,) = doc["spec"]["template"]["spec"]["containers"]
-                assert container["args"][0] == "gpu-bot"
-                assert container["args"][1] in commands
+    docs = [
+        (path.name, doc)
+        for path in sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    ]
+    config_maps = [doc for _name, doc in docs if doc["kind"] == "ConfigMap"]
+    deployments = {name: doc for name, doc in docs if doc["kind"] == "Deployment"}
+    # Something is checked: the config and both deployments exist.
+    assert config_maps and {"serve.yaml", "worker.yaml"} <= set(deployments)
+    for config in config_maps:
+        assert set(config["data"]) <= variables
+    for name, doc in deployments.items():
+        (container,) = doc["spec"]["template"]["spec"]["containers"]
+        assert container["args"][0] == "gpu-bot", name
+        assert container["args"][1] in commands, name
 
 
 def test_dockerfile_runs_as_non_root_with_a_health_check() -> None:

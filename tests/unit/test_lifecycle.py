@@ -44,7 +44,9 @@ def test_the_design_lifecycle_is_allowed() -> None:
     ],
 )
 def test_shortcuts_are_refused(current: State, target: State) -> None:
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(
+        IllegalTransition, match=f"cannot go from {current.label} to {target.label}"
+    ):
         check_transition(current, target)
 
 

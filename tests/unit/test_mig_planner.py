@@ -18,7 +18,8 @@ from bot.domain.mig import (
     parse_model,
     plan_layout,
 )
-from bot.domain.mig.planner import IDLE, gpu_layouts
+from bot.domain.mig.planner import IDLE
+from tests.mig_oracle import placeable
 
 catalog = default_catalog()
 P4D = catalog.instance("p4d.24xlarge")
@@ -49,7 +50,7 @@ def test_parse_model(text: str, expected: ModelNeed) -> None:
     ["llama", "llama=18", "=18gb", "llama=18mb", "llama=0gb", "llama=18gbx0", "llama=18gbx1025"],
 )
 def test_parse_model_refuses(text: str) -> None:
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError, match=r"cannot read model|must be"):
         parse_model(text)
 
 
@@ -209,14 +210,18 @@ def requests(draw: st.DrawFn) -> tuple[str, list[ModelNeed]]:
     return instance_type, needs
 
 
+ORACLE = {key: placeable(family) for key, family in FAMILIES.items()}
+
+
 def _some_layout_holds(instance_type: str, needs: list[ModelNeed]) -> bool:
-    """Hall's condition per memory threshold, over every layout: an independent oracle."""
+    """Hall's condition per memory threshold, over every layout one GPU can hold (found
+    by the slice-walking oracle, not the planner's own enumeration)."""
     instance = catalog.instance(instance_type)
     family = FAMILIES[instance.mig_family or ""]
-    for layout in gpu_layouts(family):
+    for layout in ORACLE[family.key]:
         if all(
             sum(m.copies for m in needs if m.memory_gb >= t)
-            <= sum(instance.gpus for p in layout if p.memory_gb >= t)
+            <= sum(instance.gpus * n for p, n in layout if p.memory_gb >= t)
             for t in {m.memory_gb for m in needs}
         ):
             return True

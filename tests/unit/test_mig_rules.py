@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 
 import botocore.session
 import pytest
@@ -23,6 +22,7 @@ from bot.domain.mig import (
 )
 from bot.domain.mig.layout import component_errors, find_placement
 from bot.domain.mig.profiles import GpuFamily, Profile
+from tests.mig_oracle import placeable
 
 catalog = default_catalog()
 P4D = catalog.instance("p4d.24xlarge")
@@ -399,33 +399,7 @@ def test_tables_are_consistent(family: GpuFamily) -> None:
 # --- properties -----------------------------------------------------------------------
 
 
-def _placeable(family: GpuFamily) -> set[frozenset[tuple[Profile, int]]]:
-    """Every multiset of profiles that fits one GPU, by walking the memory slices in order.
-
-    An independent oracle for the validator: it builds placements slice by slice instead of
-    searching for one.
-    """
-
-    def walk(i: int) -> Iterator[list[Profile]]:
-        if i >= family.memory_slices:
-            yield []
-            return
-        yield from walk(i + 1)  # slice i stays empty
-        for p in family.profiles:
-            if i in p.starts:
-                for rest in walk(i + p.memory_slices):
-                    yield [p, *rest]
-
-    return {
-        frozenset(Counter(layout).items())
-        for layout in walk(0)
-        if layout
-        and len(layout) <= family.max_partitions
-        and sum(p.compute_slices for p in layout) <= family.compute_slices
-    }
-
-
-ORACLE = {key: _placeable(family) for key, family in FAMILIES.items()}
+ORACLE = {key: placeable(family) for key, family in FAMILIES.items()}
 
 
 @st.composite

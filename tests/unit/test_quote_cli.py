@@ -43,8 +43,15 @@ def test_json_has_request_options_and_recommendation(capsys: pytest.CaptureFixtu
 def test_readable_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["quote", "2x", "p5.48xlarge", "3d", "from", "tomorrow"]) == 0
     out = capsys.readouterr().out
-    assert "Recommendation:" in out
-    assert "Capacity Block" in out
+    # The table has every option, each with its total or why it is not possible ...
+    for label in ("On-Demand", "Spot", "Capacity Block", "Training plan"):
+        assert label in out
+    assert "$4,983.55" in out and "$2,179.58" in out
+    # ... and the recommendation names the pick and gives reasons with figures.
+    recommendation = out[out.index("Recommendation:") :]
+    first, *reasons = recommendation.splitlines()
+    assert first == "Recommendation: Training plan"
+    assert reasons and "costs $2,179.58 against" in reasons[0]
 
 
 @pytest.mark.parametrize(

@@ -291,7 +291,7 @@ def test_in_memory_store_is_insert_only_and_json_only() -> None:
     assert store.get("plan", "a") == {"name": "a", "parts": [{"zone": "us-east-1a"}]}
     assert store.get("plan", "b") is None and store.get("block", "a") is None
     assert store.records("plan") == [{"name": "a", "parts": [{"zone": "us-east-1a"}]}]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="JSON serializable"):
         store.add("plan", "c", {"when": NOW})
 
 
@@ -312,9 +312,9 @@ def test_offering_ids_round_trip_and_refuse_tampering() -> None:
     assert BlockOffer.from_offering_id(block.offering_id()) == block
     text = block.offering_id()
     for bad in (text[:-1], text.replace("cb-", "cx-"), text[:10] + "0" + text[11:], "cb-!!"):
-        with pytest.raises(BadOfferingId):
+        with pytest.raises(BadOfferingId, match=r"start with|base32|checksum|offering"):
             BlockOffer.from_offering_id(bad)
-    with pytest.raises(BadOfferingId):
+    with pytest.raises(BadOfferingId, match="does not start with"):
         PlanOffer.from_offering_id(text)
 
 

@@ -84,7 +84,20 @@ def test_any_duration_is_accepted_exactly_when_the_rule_says(shared: Any, hours:
         accepted = True
     except ClientError:
         accepted = False
-    assert accepted is capacity_block_duration_valid(hours)
+    assert accepted is (hours in ACCEPTED_HOURS)
+
+
+# AWS's table written out, not computed by the rule under test: 1-14 days in 1-day steps,
+# then 21, 28, ... 182 days (7-day steps).
+ACCEPTED_HOURS = frozenset(
+    [24 * d for d in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)]
+    + [24 * d for d in (21, 28, 35, 42, 49, 56, 63, 70, 77, 84, 91, 98, 105, 112, 119)]
+    + [24 * d for d in (126, 133, 140, 147, 154, 161, 168, 175, 182)]
+)
+
+
+def test_the_duration_rule_agrees_with_the_table() -> None:
+    assert {h for h in range(1, 200 * 24) if capacity_block_duration_valid(h)} == ACCEPTED_HOURS
 
 
 def test_up_to_64_instances_per_block(shared: Any) -> None:

@@ -209,7 +209,7 @@ def test_garbled_expired_and_foreign_offerings_are_not_found(
         good[:-2] + ("aa" if not good.endswith("aa") else "bb"),
         foreign,
     ):
-        with pytest.raises(sm.exceptions.ResourceNotFound):
+        with pytest.raises(sm.exceptions.ResourceNotFound, match="CreateTrainingPlan"):
             sm.create_training_plan(TrainingPlanName="plan-x", TrainingPlanOfferingId=bad)
     clock.set(offer["ReservedCapacityOfferings"][0]["StartTime"] + timedelta(seconds=1))
     with pytest.raises(sm.exceptions.ResourceNotFound) as exc:
@@ -218,7 +218,7 @@ def test_garbled_expired_and_foreign_offerings_are_not_found(
 
 
 def test_unknown_plans_are_not_found(sm: Any) -> None:
-    with pytest.raises(sm.exceptions.ResourceNotFound):
+    with pytest.raises(sm.exceptions.ResourceNotFound, match="nope"):
         sm.describe_training_plan(TrainingPlanName="nope")
 
 
