@@ -28,6 +28,7 @@ from bot.domain.catalog import default_catalog
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
 from bot.services.container import Services
+from bot.services.jobs import NOTIFY, QUOTE, QUOTE_ONLY, TIMEOUT, JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, MarketData, Notifier
 from bot.services.quoting import QuoteService
@@ -82,16 +83,24 @@ def build_services(
         SlackGroupDirectory(slack),
         cache=store,
     )
+    requests = RequestService(store, quotes, notifier, clock, limits, settings.approval_timeout)
+    notifications = NotificationService(store, notifier, clock)
+    jobs = JobRegistry()
+    jobs.register(QUOTE, requests.run_quote)
+    jobs.register(QUOTE_ONLY, requests.run_quote_only)
+    jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
+    jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
     return Wiring(
         settings=settings,
         clock=clock,
         store=store,
         catalog=catalog,
         quotes=quotes,
-        requests=RequestService(store, quotes, notifier, clock, limits, settings.approval_timeout),
+        requests=requests,
         approvals=ApprovalService(store, directory, clock),
-        notifications=NotificationService(store, notifier, clock),
+        notifications=notifications,
         replies=Replies(notifier),
+        jobs=jobs,
         background=Background(),
         slack=slack,
         notifier=notifier,

@@ -1,22 +1,40 @@
 """The job worker: claims due jobs with a lease and runs them. Any number of workers may
 run (in `gpu-bot serve` or as `gpu-bot worker`); a job whose worker dies comes back when
-its lease runs out, so handlers must be idempotent (they are compare-and-sets)."""
+its lease runs out, so handlers must be idempotent (they are compare-and-sets).
+
+`run_forever` claims due jobs in batches and runs them on a pool of `concurrency`
+threads (jobs mostly wait on HTTP: Slack, AWS), extends the leases of the jobs it holds
+while they run (a heartbeat), and acks finished jobs in batches. When told to stop it
+claims nothing more, gives back the jobs it holds but has not started, lets the running
+ones finish for up to `grace` seconds and gives back any still running: none is lost.
+
+`run_once` and `drain` run due jobs one at a time in the calling thread: the
+deterministic way for tests and the shell.
+"""
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
-from collections.abc import Callable
-from datetime import timedelta
-from typing import Any
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from pydantic import ValidationError
 
 from bot.services.container import Services
+from bot.services.jobs import RetryLater, UnknownJobKind
 from bot.services.ports import ClaimedJob
 
 log = logging.getLogger(__name__)
-# Longer than the slowest job (a live quote with retries) so a healthy worker keeps it.
-LEASE = timedelta(minutes=5)
+# Leases are extended while a job runs, so this only bounds how long a dead worker's
+# jobs wait before another worker takes them.
+LEASE = timedelta(minutes=2)
 MAX_ATTEMPTS = 8  # then the job goes to the dead-letter hash for an operator
+GRACE_SECONDS = 20.0  # on stop, how long running jobs may take to finish
 
 
 def backoff(attempt: int) -> timedelta:
@@ -25,58 +43,102 @@ def backoff(attempt: int) -> timedelta:
     return min(timedelta(seconds=seconds), timedelta(hours=1))
 
 
-JobHandler = Callable[[dict[str, Any]], object]
+@dataclass(frozen=True)
+class _Done:
+    """A job's outcome: acked when `retry_at` and `error` are both None."""
+
+    job: ClaimedJob
+    retry_at: datetime | None = None
+    attempt: int | None = None  # with retry_at: the new failure count (None: unchanged)
+    error: str | None = None  # bury with this reason
 
 
 class Worker:
-    def __init__(self, services: Services, lease: timedelta = LEASE, batch: int = 20) -> None:
-        """`batch`: how many jobs one `run_once` may run; each is claimed (and leased)
-        only when its turn comes, so a slow job cannot make the next one's lease run out."""
-        self.services = services
+    def __init__(
+        self,
+        services: Services,
+        *,
+        concurrency: int = 4,
+        lease: timedelta = LEASE,
+        batch: int = 20,
+        grace: float = GRACE_SECONDS,
+    ) -> None:
+        """`concurrency`: jobs run at once by `run_forever`; `batch`: the most jobs one
+        `run_once` runs (and how many `run_forever` claims ahead of its threads)."""
+        self.store = services.store
+        self.jobs = services.jobs
+        self.clock = services.clock
+        self.concurrency = max(1, concurrency)
         self.lease = lease
-        self.batch = batch
-        requests = services.requests
-        self.handlers: dict[str, JobHandler] = {
-            "notify": lambda p: services.notifications.deliver(str(p["request"])),
-            "quote-only": requests.run_quote_only,
-            "quote": lambda p: requests.run_quote(str(p["request"]), p.get("response_url") or None),
-            "timeout": lambda p: requests.time_out(str(p["request"])),
-        }
+        self.batch = max(1, batch)
+        self.grace = grace
+        self._held: dict[tuple[str, str], ClaimedJob] = {}  # claimed, not yet settled
+        self._held_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._running = 0  # jobs whose handler is running on the pool
 
-    def run_once(self) -> int:
-        """Claim and run what is due now, one job at a time; returns how many ran."""
-        store = self.services.store
-        ran = 0
-        while ran < self.batch:
-            jobs = store.claim_due(self.services.clock.now(), self.lease, limit=1)
-            if not jobs:
-                break
-            self._run(jobs[0])
-            ran += 1
-        return ran
+    # --- one job --------------------------------------------------------------------
 
-    def _run(self, job: ClaimedJob) -> None:
-        kind = job.id.split(":", 1)[0]
-        handler = self.handlers.get(kind)
-        if handler is None:
-            log.error("no handler for job %s: dropped", job.id)
-            self.services.store.ack(job)
-            return
-        store = self.services.store
+    def _execute(self, job: ClaimedJob) -> _Done:
+        """Run one job's handler; say what should become of the job."""
         try:
-            handler(job.payload)
+            self.jobs.run(job.kind, job.payload)
+        except RetryLater as later:
+            log.info("job %s gives itself back until %s: %s", job.id, later.at, later.reason)
+            return _Done(job, retry_at=later.at)
+        except ValidationError as exc:
+            # Retrying cannot make a payload valid: keep it for an operator.
+            log.error("job %s has an invalid payload: buried", job.id)
+            return _Done(job, error=f"invalid payload: {exc}")
+        except UnknownJobKind as exc:
+            # An older worker in a rolling deploy: leave the job to one that knows it.
+            attempt = job.attempt + 1
+            if attempt >= MAX_ATTEMPTS:
+                log.error("job %s: %s; given up", job.id, exc)
+                return _Done(job, error=str(exc))
+            log.warning("job %s: %s; given back", job.id, exc)
+            return _Done(job, retry_at=self.clock.now() + backoff(attempt), attempt=attempt)
         except Exception as exc:
-            attempt = int(job.payload.get("attempt", 0)) + 1
-            now = self.services.clock.now()
+            attempt = job.attempt + 1
             if attempt >= MAX_ATTEMPTS:
                 log.exception("job %s failed %d times: given up", job.id, attempt)
-                store.bury(job, f"{type(exc).__name__}: {exc}", now)
-                return
+                return _Done(job, error=f"{type(exc).__name__}: {exc}")
             log.exception("job %s failed (attempt %d); retrying", job.id, attempt)
-            store.retry(job, now + backoff(attempt), job.payload | {"attempt": attempt})
-            return
-        if not store.ack(job):
-            log.warning("job %s outlived its lease; another worker may run it again", job.id)
+            return _Done(job, retry_at=self.clock.now() + backoff(attempt), attempt=attempt)
+        return _Done(job)
+
+    def _settle(self, outcomes: Sequence[_Done]) -> None:
+        """Release the leases: acks in one round trip, retries and burials one by one."""
+        acks = [d.job for d in outcomes if d.retry_at is None and d.error is None]
+        lost = [job.id for job, ok in zip(acks, self.store.ack_many(acks), strict=True) if not ok]
+        for done in outcomes:
+            if done.error is not None:
+                released = self.store.bury(done.job, done.error, self.clock.now())
+            elif done.retry_at is not None:
+                released = self.store.retry(done.job, done.retry_at, done.attempt)
+            else:
+                continue
+            if not released:
+                lost.append(done.job.id)
+        for job_id in lost:
+            log.warning("job %s outlived its lease; another worker may run it again", job_id)
+        with self._held_lock:
+            for done in outcomes:
+                self._held.pop((done.job.id, done.job.token), None)
+
+    # --- synchronous runs (tests, the shell) ------------------------------------------
+
+    def run_once(self) -> int:
+        """Claim and run what is due now, one job at a time in this thread, at most
+        `batch` jobs; returns how many ran."""
+        ran = 0
+        while ran < self.batch:
+            jobs = self.store.claim_due(self.clock.now(), self.lease, limit=1)
+            if not jobs:
+                break
+            self._settle([self._execute(jobs[0])])
+            ran += 1
+        return ran
 
     def drain(self, limit: int = 100) -> int:
         """Run jobs until none is due (tests, the shell); returns how many ran."""
@@ -88,18 +150,115 @@ class Worker:
             total += ran
         return total
 
+    # --- the long-running loop ----------------------------------------------------------
+
     def run_forever(self, stop: threading.Event, interval: float = 1.0) -> None:
-        """Poll for due jobs; between polls wait for a wake-up (a new job due now)."""
-        while not stop.is_set():
+        """Claim and run due jobs until `stop` is set, then stop cleanly (see above)."""
+        self._stopping.clear()
+        finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
+        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="job")
+        heartbeat = threading.Thread(
+            target=self._heartbeat, args=(stop,), name="job-heartbeat", daemon=True
+        )
+        heartbeat.start()
+        ahead = self.concurrency + self.batch  # claimed and not yet settled, at most
+        try:
+            while not stop.is_set():
+                try:
+                    self._settle(_take_all(finished))
+                    held = self._held_count()
+                    claimed: list[ClaimedJob] = []
+                    if held < self.concurrency or ahead - held >= self.batch:
+                        claimed = self.store.claim_due(
+                            self.clock.now(), self.lease, limit=ahead - held
+                        )
+                        with self._held_lock:
+                            for job in claimed:
+                                self._held[(job.id, job.token)] = job
+                        for job in claimed:
+                            pool.submit(self._run_pooled, job, finished)
+                    if claimed:
+                        continue
+                    if held:
+                        _wait(finished, min(interval, 0.2))
+                    else:
+                        self.store.wait_for_work(interval)
+                except Exception:
+                    log.exception("worker loop failed; retrying")
+                    stop.wait(interval)
+        finally:
+            self._stop(pool, finished)
+
+    def _run_pooled(self, job: ClaimedJob, finished: queue.SimpleQueue[_Done]) -> None:
+        with self._held_lock:
+            if self._stopping.is_set():
+                return  # not started: given back by _stop
+            self._running += 1
+        try:
+            finished.put(self._execute(job))
+        finally:
+            with self._held_lock:
+                self._running -= 1
+
+    def _held_count(self) -> int:
+        with self._held_lock:
+            return len(self._held)
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        """Every third of a lease, extend the leases of the jobs held."""
+        every = max(self.lease.total_seconds() / 3, 0.05)
+        while not self._stopping.wait(every):
+            with self._held_lock:
+                held = list(self._held.values())
             try:
-                ran = self.run_once()
-                if not ran:
-                    self.services.store.wait_for_work(interval)
+                self.store.extend_leases(held, self.clock.now() + self.lease)
             except Exception:
-                log.exception("worker loop failed; retrying")
-                stop.wait(interval)
+                log.exception("could not extend job leases; retrying")
+
+    def _stop(self, pool: ThreadPoolExecutor, finished: queue.SimpleQueue[_Done]) -> None:
+        """Give back what has not started, let running jobs finish (for up to `grace`
+        seconds), settle them, give back the rest."""
+        with self._held_lock:
+            self._stopping.set()  # queued jobs now return without running
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + self.grace
+        while True:
+            self._settle(_take_all(finished))
+            with self._held_lock:
+                running = self._running
+            if not running or time.monotonic() >= deadline:
+                break
+            _wait(finished, min(0.1, max(deadline - time.monotonic(), 0)))
+        self._settle(_take_all(finished))
+        with self._held_lock:
+            rest = list(self._held.values())
+        now = self.clock.now()
+        for job in rest:
+            self.store.retry(job, now)  # not started, or still running after the grace
+        if rest:
+            log.warning("stopped: gave back %d job(s) not finished", len(rest))
+        with self._held_lock:
+            self._held.clear()
 
     def start_thread(self, stop: threading.Event) -> threading.Thread:
         thread = threading.Thread(target=self.run_forever, args=(stop,), name="worker", daemon=True)
         thread.start()
         return thread
+
+
+def _take_all(finished: queue.SimpleQueue[_Done]) -> list[_Done]:
+    out: list[_Done] = []
+    while True:
+        try:
+            out.append(finished.get_nowait())
+        except queue.Empty:
+            return out
+
+
+def _wait(finished: queue.SimpleQueue[_Done], timeout: float) -> None:
+    """Wait until a job finishes (it is put back for `_take_all`) or `timeout` passes."""
+    try:
+        done = finished.get(timeout=timeout)
+    except queue.Empty:
+        return
+    finished.put(done)

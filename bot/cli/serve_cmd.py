@@ -29,6 +29,9 @@ def register(sub: Any) -> None:
     )
     p.set_defaults(run=run_serve)
     w = sub.add_parser("worker", help="run only the job worker (quotes, notifications, timeouts)")
+    w.add_argument(
+        "--concurrency", type=int, default=8, help="jobs run at once in this process (8)"
+    )
     w.add_argument("--interval", type=float, default=1.0, help="seconds between polls (1)")
     w.add_argument("--port", type=int, default=None, help="serve /healthz on this port")
     w.set_defaults(run=run_worker)
@@ -111,5 +114,5 @@ def run_worker(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     logging.getLogger(__name__).info("worker started")
-    Worker(services).run_forever(stop, interval=args.interval)
+    Worker(services, concurrency=args.concurrency).run_forever(stop, interval=args.interval)
     return 0

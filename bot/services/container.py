@@ -9,6 +9,7 @@ from bot.background import Background
 from bot.config import Settings
 from bot.domain.catalog import Catalog
 from bot.services.approvals import ApprovalService
+from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, Store
 from bot.services.quoting import QuoteService
@@ -29,6 +30,7 @@ class Services:
     approvals: ApprovalService
     notifications: NotificationService
     replies: Replies
+    jobs: JobRegistry
     background: Background
 
     def close(self) -> None:

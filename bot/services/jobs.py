@@ -1,48 +1,155 @@
-"""The jobs the worker runs, and their ids: one id per request and kind, so scheduling
-the same kind again replaces (or follows) the pending one instead of adding another."""
+"""The jobs the worker runs: kinds, their payloads, their handlers.
+
+Each kind is declared once, here or beside the flow it belongs to, as a `JobKind`: its
+name and a pydantic payload model. The composition root gives each kind its one handler
+in a `JobRegistry`; the worker looks the kind up by the name stored with the job (never
+parsed out of the id), validates the payload into the model and calls the handler.
+
+A job id is unique per occurrence: `<kind>:<key>`, one key per request and kind, so
+scheduling the same kind again replaces (or follows) the pending one instead of adding
+another. A handler that cannot finish yet raises `RetryLater(at, reason)`: its job goes
+back, due at `at`, without counting a failed attempt (Slack's Retry-After, capacity not
+active yet). Any other exception is a failed attempt, retried with backoff.
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
 
 from bot.domain.request import CapacityRequest
 from bot.services.ports import Job
 
+P = TypeVar("P", bound=BaseModel)
+
+
+class RetryLater(Exception):
+    """Raised by a handler: give the job back, due at `at`, without counting an attempt."""
+
+    def __init__(self, at: datetime, reason: str) -> None:
+        self.at = at
+        self.reason = reason
+        super().__init__(f"retry at {at.isoformat()}: {reason}")
+
+
+@dataclass(frozen=True)
+class JobKind(Generic[P]):
+    """A kind of job: its name (stored with each job) and the model of its payload."""
+
+    name: str
+    payload: type[P]
+
+    def job(self, key: str, due: datetime, payload: P) -> Job:
+        """The occurrence `<name>:<key>` of this kind, due at `due`."""
+        return Job(
+            id=f"{self.name}:{key}",
+            kind=self.name,
+            due=due,
+            payload=payload.model_dump(mode="json"),
+        )
+
+
+class UnknownJobKind(Exception):
+    """A job whose kind has no handler in this process (an older worker during a
+    rolling deploy, or a kind that was removed)."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    kind: JobKind[Any]
+    handler: Callable[[Any], object]
+
+
+class JobRegistry:
+    """Each kind with its one handler."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def register(self, kind: JobKind[P], handler: Callable[[P], object]) -> None:
+        if kind.name in self._entries:
+            raise ValueError(f"job kind {kind.name!r} already has a handler")
+        self._entries[kind.name] = _Entry(kind, handler)
+
+    def kinds(self) -> list[str]:
+        return sorted(self._entries)
+
+    def missing(self, kinds: Iterable[JobKind[Any]]) -> list[str]:
+        """Kinds among `kinds` that have no handler."""
+        return sorted(k.name for k in kinds if k.name not in self._entries)
+
+    def run(self, kind: str, payload: dict[str, Any]) -> object:
+        """Validate `payload` into the kind's model and run its handler.
+
+        Raises UnknownJobKind, pydantic.ValidationError, RetryLater or whatever the handler
+        raises."""
+        entry = self._entries.get(kind)
+        if entry is None:
+            raise UnknownJobKind(f"no handler for job kind {kind!r}")
+        return entry.handler(entry.kind.payload.model_validate(payload))
+
+
+# --- the request flow's kinds ---------------------------------------------------------
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RequestJob(_Payload):
+    """A job about one stored request."""
+
+    request: str
+
+
+class QuoteJob(_Payload):
+    """Quote a new draft; show the comparison at `response_url`, else by DM."""
+
+    request: str
+    response_url: str | None = None
+
+
+class QuoteOnlyJob(_Payload):
+    """`/gpu quote`: compare and show, storing nothing."""
+
+    user: str
+    request: CapacityRequest
+    response_url: str | None = None
+
+
+QUOTE = JobKind("quote", QuoteJob)
+QUOTE_ONLY = JobKind("quote-only", QuoteOnlyJob)
+NOTIFY = JobKind("notify", RequestJob)
+TIMEOUT = JobKind("timeout", RequestJob)
+REQUEST_FLOW_KINDS: tuple[JobKind[Any], ...] = (QUOTE, QUOTE_ONLY, NOTIFY, TIMEOUT)
+
 
 def quote_job(request_id: str, now: datetime, response_url: str | None) -> Job:
-    """Quote a new draft and show the comparison at `response_url` (else by DM)."""
-    return Job(
-        id=f"quote:{request_id}",
-        due=now,
-        payload={"request": request_id, "response_url": response_url or ""},
-    )
+    return QUOTE.job(request_id, now, QuoteJob(request=request_id, response_url=response_url))
 
 
 def timeout_job_id(request_id: str) -> str:
-    return f"timeout:{request_id}"
+    return f"{TIMEOUT.name}:{request_id}"
 
 
 def timeout_job(request_id: str, deadline: datetime) -> Job:
     """Time the request out if nobody decided by `deadline`."""
-    return Job(id=timeout_job_id(request_id), due=deadline, payload={"request": request_id})
+    return TIMEOUT.job(request_id, deadline, RequestJob(request=request_id))
 
 
 def notify_job(request_id: str, now: datetime) -> Job:
     """Show people the request's current state (see services/notifications.py)."""
-    return Job(id=f"notify:{request_id}", due=now, payload={"request": request_id})
+    return NOTIFY.job(request_id, now, RequestJob(request=request_id))
 
 
 def quote_only_job(
     user: str, request: CapacityRequest, now: datetime, response_url: str | None
 ) -> Job:
-    """`/gpu quote`: compare and show, storing nothing (each ask is its own job)."""
-    return Job(
-        id=f"quote-only:{uuid.uuid4().hex}",
-        due=now,
-        payload={
-            "user": user,
-            "request": request.model_dump_json(),
-            "response_url": response_url or "",
-        },
-    )
+    """Each ask is its own job."""
+    payload = QuoteOnlyJob(user=user, request=request, response_url=response_url)
+    return QUOTE_ONLY.job(uuid.uuid4().hex, now, payload)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any
 
 from bot.domain.approval import SpendingLimits
 from bot.domain.audit import AuditEntry
@@ -19,6 +18,8 @@ from bot.domain.records import CapacityRecord
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.jobs import (
+    QuoteJob,
+    QuoteOnlyJob,
     notify_job,
     quote_job,
     quote_only_job,
@@ -110,22 +111,22 @@ class RequestService:
         self.store.schedule(quote_only_job(user, request, self.clock.now(), response_url))
         self.store.wake()
 
-    def run_quote_only(self, payload: dict[str, Any]) -> None:
-        request = CapacityRequest.model_validate_json(payload["request"])
-        quote = self.quotes.quote(request)
-        self.notifier.show_quote(str(payload["user"]), payload.get("response_url") or None, quote)
+    def run_quote_only(self, job: QuoteOnlyJob) -> None:
+        """The `quote-only` job."""
+        quote = self.quotes.quote(job.request)
+        self.notifier.show_quote(job.user, job.response_url or None, quote)
 
-    def run_quote(self, request_id: str, response_url: str | None) -> CapacityRecord | None:
+    def run_quote(self, job: QuoteJob) -> CapacityRecord | None:
         """The quote job: quote a draft, then show the result. Safe to run twice: a
         second run finds the request quoted and shows the same comparison again (Slack
         replaces the message at a response_url)."""
-        record = self.store.get(request_id)
+        record = self.store.get(job.request)
         if record is None:
             return None
         if record.state is State.DRAFT:
             record = self.quote(record)
         if record.state in (State.QUOTED, State.FAILED):
-            self.notifier.quote_ready(record, response_url)
+            self.notifier.quote_ready(record, job.response_url or None)
         return record
 
     def quote(self, record: CapacityRecord) -> CapacityRecord:

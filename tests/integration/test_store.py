@@ -90,7 +90,7 @@ def test_twenty_concurrent_writers_one_wins(redis_store: RedisStore) -> None:
                 v1,
                 v1.model_copy(update={"state": State.QUOTED, "reason": f"w{i}"}),
                 audit("quoted", State.DRAFT, State.QUOTED, actor=f"U{i}"),
-                schedule=[Job(id="purchase:R1", due=NOW, payload={"by": i})],
+                schedule=[Job(id="purchase:R1", kind="purchase", due=NOW, payload={"by": i})],
             )
         except VersionConflict:
             return False
@@ -106,7 +106,9 @@ def test_twenty_concurrent_writers_one_wins(redis_store: RedisStore) -> None:
 
 def test_jobs_are_claimed_once_and_acked(redis_store: RedisStore) -> None:
     for i in range(5):
-        redis_store.schedule(Job(id=f"j{i}", due=NOW + timedelta(minutes=i), payload={"i": i}))
+        redis_store.schedule(
+            Job(id=f"j{i}", kind="test", due=NOW + timedelta(minutes=i), payload={"i": i})
+        )
     assert redis_store.claim_due(NOW - timedelta(seconds=1), lease=timedelta(minutes=5)) == []
     first = redis_store.claim_due(NOW + timedelta(minutes=2), lease=timedelta(minutes=5))
     assert [j.id for j in first] == ["j0", "j1", "j2"]
@@ -122,7 +124,7 @@ def test_jobs_are_claimed_once_and_acked(redis_store: RedisStore) -> None:
 
 def test_concurrent_workers_never_share_a_job(redis_store: RedisStore) -> None:
     for i in range(200):
-        redis_store.schedule(Job(id=f"j{i}", due=NOW, payload={}))
+        redis_store.schedule(Job(id=f"j{i}", kind="test", due=NOW, payload={}))
 
     def worker(_: int) -> list[str]:
         got: list[str] = []
@@ -137,7 +139,7 @@ def test_concurrent_workers_never_share_a_job(redis_store: RedisStore) -> None:
 
 
 def test_a_dead_workers_lease_expires_and_the_job_comes_back(redis_store: RedisStore) -> None:
-    redis_store.schedule(Job(id="remind:R1", due=NOW, payload={"x": 1}))
+    redis_store.schedule(Job(id="remind:R1", kind="remind", due=NOW, payload={"x": 1}))
     (dead,) = redis_store.claim_due(NOW, lease=timedelta(seconds=30))
     assert redis_store.claim_due(NOW + timedelta(seconds=29), lease=timedelta(seconds=30)) == []
     (again,) = redis_store.claim_due(NOW + timedelta(seconds=31), lease=timedelta(seconds=30))
@@ -151,7 +153,7 @@ def test_cancelled_jobs_are_not_claimed(redis_store: RedisStore) -> None:
     v1 = redis_store.create(
         make_record(),
         audit("created", State.DRAFT, State.DRAFT),
-        schedule=[Job(id="timeout:R1", due=NOW, payload={})],
+        schedule=[Job(id="timeout:R1", kind="timeout", due=NOW, payload={})],
     )
     redis_store.save(
         v1,
@@ -171,7 +173,7 @@ def test_memory_store_runs_the_same_scripts() -> None:
         v1,
         v1.model_copy(update={"state": State.QUOTED}),
         audit("quoted", State.DRAFT, State.QUOTED),
-        schedule=[Job(id="j", due=NOW, payload={})],
+        schedule=[Job(id="j", kind="j", due=NOW, payload={})],
     )
     assert store.ids_in_state(State.QUOTED) == ["R1"]
     assert [j.id for j in store.claim_due(NOW, lease=timedelta(minutes=1))] == ["j"]
@@ -184,9 +186,9 @@ def test_a_delivery_is_marked(redis_store: RedisStore) -> None:
 
 
 def test_a_job_scheduled_again_while_it_runs_runs_again_after(redis_store: RedisStore) -> None:
-    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={"v": 1}))
+    redis_store.schedule(Job(id="notify:R1", kind="notify", due=NOW, payload={"v": 1}))
     (running,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
-    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={"v": 2}))
+    redis_store.schedule(Job(id="notify:R1", kind="notify", due=NOW, payload={"v": 2}))
     # Not twice at once: the new occurrence waits while the first is in flight...
     assert redis_store.claim_due(NOW, lease=timedelta(minutes=5)) == []
     assert redis_store.ack(running)
@@ -196,20 +198,80 @@ def test_a_job_scheduled_again_while_it_runs_runs_again_after(redis_store: Redis
 
 
 def test_a_failed_job_is_retried_later_with_its_new_payload(redis_store: RedisStore) -> None:
-    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={}))
+    redis_store.schedule(Job(id="notify:R1", kind="notify", due=NOW, payload={}))
     (job,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
-    assert redis_store.retry(job, NOW + timedelta(seconds=30), {"attempt": 1})
+    assert redis_store.retry(job, NOW + timedelta(seconds=30), attempt=1)
     assert redis_store.claim_due(NOW + timedelta(seconds=29), lease=timedelta(minutes=5)) == []
     (again,) = redis_store.claim_due(NOW + timedelta(seconds=30), lease=timedelta(minutes=5))
-    assert again.payload == {"attempt": 1}
-    assert not redis_store.retry(job, NOW, {})  # the old lease is no longer good
+    assert (again.kind, again.payload, again.attempt) == ("notify", {}, 1)
+    assert not redis_store.retry(job, NOW)  # the old lease is no longer good
+    assert redis_store.retry(again, NOW + timedelta(minutes=1))  # attempt count unchanged
+    (third,) = redis_store.claim_due(NOW + timedelta(minutes=1), lease=timedelta(minutes=5))
+    assert third.attempt == 1
 
 
 def test_a_buried_job_is_kept_for_operators_and_not_run(redis_store: RedisStore) -> None:
-    redis_store.schedule(Job(id="notify:R1", due=NOW, payload={"request": "R1"}))
+    redis_store.schedule(Job(id="notify:R1", kind="notify", due=NOW, payload={"request": "R1"}))
     (job,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
     redis_store.bury(job, "SlackApiError: channel_not_found", NOW)
     assert redis_store.claim_due(NOW + timedelta(days=1), lease=timedelta(minutes=5)) == []
     dead = redis_store.dead_jobs()["notify:R1"]
-    assert dead["payload"] == {"request": "R1"}
+    assert (dead["kind"], dead["payload"]) == ("notify", {"request": "R1"})
     assert "channel_not_found" in dead["error"]
+
+
+def test_burying_needs_the_lease(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="notify:R1", kind="notify", due=NOW, payload={}))
+    (stale,) = redis_store.claim_due(NOW, lease=timedelta(seconds=30))
+    (owner,) = redis_store.claim_due(NOW + timedelta(minutes=1), lease=timedelta(seconds=30))
+    assert not redis_store.bury(stale, "late", NOW)  # nothing written by a lost lease
+    assert redis_store.dead_jobs() == {}
+    assert redis_store.ack(owner)
+
+
+def test_a_due_job_behind_many_in_flight_ones_is_claimed(redis_store: RedisStore) -> None:
+    """The head of the due set is jobs scheduled again while they run; a due job behind
+    them must still be found, whatever `limit` is."""
+    for i in range(300):
+        redis_store.schedule(Job(id=f"busy{i}", kind="test", due=NOW, payload={}))
+    running = redis_store.claim_due(NOW, lease=timedelta(minutes=5), limit=300)
+    assert len(running) == 300
+    for i in range(300):  # each scheduled again while in flight, due at once
+        redis_store.schedule(Job(id=f"busy{i}", kind="test", due=NOW, payload={}))
+    redis_store.schedule(Job(id="waiting", kind="test", due=NOW + timedelta(seconds=1)))
+    later = NOW + timedelta(seconds=2)
+    assert [j.id for j in redis_store.claim_due(later, lease=timedelta(minutes=5), limit=1)] == [
+        "waiting"
+    ]
+    assert redis_store.ack_many(running) == [True] * 300
+    again = redis_store.claim_due(later, lease=timedelta(minutes=5), limit=1000)
+    assert len(again) == 300  # the occurrences scheduled while they ran
+
+
+def test_acks_in_one_call_report_each_lease(redis_store: RedisStore) -> None:
+    for i in range(3):
+        redis_store.schedule(Job(id=f"j{i}", kind="test", due=NOW, payload={}))
+    jobs = redis_store.claim_due(NOW, lease=timedelta(seconds=30), limit=3)
+    assert redis_store.ack(jobs[1])
+    assert redis_store.ack_many(jobs) == [True, False, True]
+    assert redis_store.claim_due(NOW + timedelta(hours=1), lease=timedelta(seconds=30)) == []
+
+
+def test_a_lease_is_extended_only_by_its_owner(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="long", kind="test", due=NOW, payload={}))
+    (job,) = redis_store.claim_due(NOW, lease=timedelta(seconds=30))
+    assert redis_store.extend_leases([job], NOW + timedelta(seconds=90)) == 1
+    assert redis_store.claim_due(NOW + timedelta(seconds=60), lease=timedelta(seconds=30)) == []
+    (taken,) = redis_store.claim_due(NOW + timedelta(seconds=91), lease=timedelta(seconds=30))
+    # The first owner lost it: its heartbeat no longer moves the new owner's deadline.
+    assert redis_store.extend_leases([job], NOW + timedelta(hours=1)) == 0
+    later = NOW + timedelta(seconds=122)
+    assert [j.id for j in redis_store.claim_due(later, lease=timedelta(seconds=30))] == ["long"]
+    assert not redis_store.ack(taken)
+
+
+def test_jobs_stored_before_they_carried_a_kind_still_run(redis_store: RedisStore) -> None:
+    redis_store.redis.hset(redis_store.key("jobs"), "notify:R7", '{"request": "R7", "attempt": 2}')
+    redis_store.redis.zadd(redis_store.key("due"), {"notify:R7": NOW.timestamp()})
+    (job,) = redis_store.claim_due(NOW, lease=timedelta(seconds=30))
+    assert (job.kind, job.payload, job.attempt) == ("notify", {"request": "R7"}, 2)

@@ -33,9 +33,11 @@ def test_jobs_and_records_survive_a_redis_crash_with_aof() -> None:
                 to_state="draft",
                 at=NOW,
             ),
-            schedule=[Job(id="remind:R1:start", due=NOW, payload={"r": "R1"})],
+            schedule=[Job(id="remind:R1:start", kind="remind", due=NOW, payload={"r": "R1"})],
         )
-        store.schedule(Job(id="remind:R1:end", due=NOW + timedelta(hours=1), payload={}))
+        store.schedule(
+            Job(id="remind:R1:end", kind="remind", due=NOW + timedelta(hours=1), payload={})
+        )
         (claimed,) = store.claim_due(NOW, lease=timedelta(seconds=30))  # worker then dies
         proc.kill()  # SIGKILL: no clean shutdown
         proc.wait(timeout=10)

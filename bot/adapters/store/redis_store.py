@@ -28,6 +28,20 @@ def _script(name: str) -> str:
     return resources.files("bot.adapters.store").joinpath("lua", name).read_text("utf-8")
 
 
+def _encode(kind: str, payload: dict[str, Any], attempt: int = 0) -> str:
+    return json.dumps({"kind": kind, "payload": payload, "attempt": attempt})
+
+
+def _decode(job_id: str, raw: str, token: str) -> ClaimedJob:
+    data = json.loads(raw)
+    if "kind" not in data:
+        # Written before jobs carried their kind: the payload itself, its kind the
+        # id's first part, its failed attempts counted in the payload.
+        attempt = int(data.pop("attempt", 0))
+        return ClaimedJob(job_id, job_id.split(":", 1)[0], data, token, attempt)
+    return ClaimedJob(job_id, data["kind"], data["payload"], token, int(data["attempt"]))
+
+
 # Blocking reads stay under the client's 5 s socket timeout.
 MAX_BLOCK_SECONDS = 4.0
 
@@ -42,8 +56,8 @@ class RedisStore:
         self.prefix = "{" + namespace + "}"
         self._transition = client.register_script(_script("transition.lua"))
         self._claim = client.register_script(_script("claim.lua"))
-        self._ack = client.register_script(_script("ack.lua"))
-        self._retry = client.register_script(_script("retry.lua"))
+        self._release = client.register_script(_script("release.lua"))
+        self._extend = client.register_script(_script("extend.lua"))
 
     def key(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
@@ -126,7 +140,7 @@ class RedisStore:
             len(schedule),
         ]
         for job in schedule:
-            args += [job.id, _epoch(job.due), json.dumps(job.payload)]
+            args += [job.id, _epoch(job.due), _encode(job.kind, job.payload)]
         args += [len(cancel), *cancel]
         keys = [
             self.key("req", record.id),
@@ -170,38 +184,73 @@ class RedisStore:
 
     def schedule(self, job: Job) -> None:
         pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(self.key("jobs"), job.id, json.dumps(job.payload))
+        pipe.hset(self.key("jobs"), job.id, _encode(job.kind, job.payload))
         pipe.zadd(self.key("due"), {job.id: _epoch(job.due)})
         pipe.execute()
 
     def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:
+        """Lease up to `limit` jobs due at `now` (oldest due first) until `now + lease`."""
         token = uuid.uuid4().hex
         flat = self._claim(
             keys=[self.key("due"), self.key("inflight"), self.key("jobs"), self.key("lease")],
             args=[_epoch(now), _epoch(now + lease), limit, token],
         )
-        return [
-            ClaimedJob(id=flat[i], payload=json.loads(flat[i + 1]), token=token)
-            for i in range(0, len(flat), 2)
-        ]
+        return [_decode(flat[i], flat[i + 1], token) for i in range(0, len(flat), 2)]
 
-    def _lease_keys(self) -> list[str]:
-        return [self.key("inflight"), self.key("jobs"), self.key("lease"), self.key("due")]
+    def extend_leases(self, jobs: Sequence[ClaimedJob], until: datetime) -> int:
+        """Move the lease deadline of jobs still held to `until`; how many were held."""
+        if not jobs:
+            return 0
+        args: list[str | float] = [_epoch(until)]
+        for job in jobs:
+            args += [job.id, job.token]
+        return int(self._extend(keys=[self.key("inflight"), self.key("lease")], args=args))
+
+    def _release_many(
+        self, action: str, items: Sequence[tuple[ClaimedJob, float, str]]
+    ) -> list[bool]:
+        if not items:
+            return []
+        keys = [
+            self.key("inflight"),
+            self.key("jobs"),
+            self.key("lease"),
+            self.key("due"),
+            self.key("dead"),
+        ]
+        args: list[str | float] = [action]
+        for job, score, value in items:
+            args += [job.id, job.token, score, value]
+        return [bool(ok) for ok in self._release(keys=keys, args=args)]
 
     def ack(self, job: ClaimedJob) -> bool:
         """Done; False when the lease was lost (another worker owns the job now)."""
-        return bool(self._ack(keys=self._lease_keys(), args=[job.id, job.token]))
+        return self._release_many("ack", [(job, 0, "")])[0]
 
-    def retry(self, job: ClaimedJob, due: datetime, payload: dict[str, Any]) -> bool:
-        """Give the job back to run again at `due` (with `payload`, e.g. an attempt count)."""
-        args: list[str | float] = [job.id, job.token, _epoch(due), json.dumps(payload)]
-        return bool(self._retry(keys=self._lease_keys(), args=args))
+    def ack_many(self, jobs: Sequence[ClaimedJob]) -> list[bool]:
+        """`ack` for several jobs in one round trip."""
+        return self._release_many("ack", [(job, 0, "") for job in jobs])
 
-    def bury(self, job: ClaimedJob, error: str, at: datetime) -> None:
-        """Give up on a job: keep it, with why, in the dead-letter hash for operators."""
-        record = json.dumps({"payload": job.payload, "error": error, "at": at.isoformat()})
-        self.redis.hset(self.key("dead"), job.id, record)
-        self.ack(job)
+    def retry(self, job: ClaimedJob, due: datetime, attempt: int | None = None) -> bool:
+        """Give the job back to run again at `due`, its payload unchanged; `attempt` is the
+        new count of failed runs (None: unchanged, as when a handler asks to run later)."""
+        count = job.attempt if attempt is None else attempt
+        value = _encode(job.kind, job.payload, count)
+        return self._release_many("retry", [(job, _epoch(due), value)])[0]
+
+    def bury(self, job: ClaimedJob, error: str, at: datetime) -> bool:
+        """Give up on a job: keep it, with why, in the dead-letter hash for operators
+        (in the same step as releasing its lease; False when the lease was lost)."""
+        record = json.dumps(
+            {
+                "kind": job.kind,
+                "payload": job.payload,
+                "attempt": job.attempt,
+                "error": error,
+                "at": at.isoformat(),
+            }
+        )
+        return self._release_many("bury", [(job, 0, record)])[0]
 
     def dead_jobs(self) -> dict[str, dict[str, Any]]:
         raw = cast(dict[str, str], self.redis.hgetall(self.key("dead")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -9,37 +10,59 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True)
 class Job:
-    """A unit of scheduled work; `id` is unique per occurrence (e.g. "timeout:R12")."""
+    """A unit of scheduled work of one kind; `id` is unique per occurrence (e.g.
+    "timeout:R12"); `payload` is the kind's payload model dumped to JSON types. Made by
+    `JobKind.job` (bot/services/jobs.py)."""
 
     id: str
+    kind: str
     due: datetime
     payload: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ClaimedJob:
+    """A job this worker holds a lease on (`token` proves it); `attempt` counts the
+    failed runs before this one."""
+
     id: str
+    kind: str
     payload: dict[str, Any]
     token: str
+    attempt: int = 0
 
 
 class JobQueue(Protocol):
-    """Due jobs, claimed with a lease so a job whose worker dies comes back."""
+    """Due jobs, claimed with a lease so a job whose worker dies comes back. Releasing
+    a lease (ack, retry, bury) or extending it needs the claim's token: a worker whose
+    lease ran out cannot touch the job's new owner."""
 
     def schedule(self, job: Job) -> None: ...
 
-    def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]: ...
+    def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:
+        """Lease up to `limit` jobs due at `now`, oldest first, until `now + lease`."""
+        ...
 
     def ack(self, job: ClaimedJob) -> bool:
         """Done; False when the lease was lost (another worker owns the job now)."""
         ...
 
-    def retry(self, job: ClaimedJob, due: datetime, payload: dict[str, Any]) -> bool:
-        """Give the job back to run again at `due`."""
+    def ack_many(self, jobs: Sequence[ClaimedJob]) -> list[bool]:
+        """`ack` for several jobs in one step."""
         ...
 
-    def bury(self, job: ClaimedJob, error: str, at: datetime) -> None:
-        """Give up on a job: keep it, with why, for operators."""
+    def retry(self, job: ClaimedJob, due: datetime, attempt: int | None = None) -> bool:
+        """Give the job back to run again at `due`; `attempt` is the new count of failed
+        runs (None: unchanged)."""
+        ...
+
+    def bury(self, job: ClaimedJob, error: str, at: datetime) -> bool:
+        """Give up on a job: keep it, with why, for operators (in the same step as
+        releasing its lease)."""
+        ...
+
+    def extend_leases(self, jobs: Sequence[ClaimedJob], until: datetime) -> int:
+        """Move the lease deadline of jobs still held to `until`; how many were held."""
         ...
 
     def wake(self) -> None:
