@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from bot.cli.output import settings_or_exit
 from bot.config import Settings, show_setting
@@ -22,6 +23,17 @@ def run(args: argparse.Namespace) -> int:
     ):
         value = values[name]
         secret = "TOKEN" in env or "SECRET" in env
-        shown = "(set)" if secret and value else show_setting(value)
+        shown = "(set)" if secret and value else _without_password(show_setting(value))
         print(f"{env:30} {shown:24} (default {default}) {accepted}")
     return 0
+
+
+def _without_password(text: str) -> str:
+    """A URL with its password masked (REDIS_URL may carry one)."""
+    if "://" not in text:
+        return text
+    parts = urlsplit(text)
+    if not parts.password:
+        return text
+    netloc = parts.netloc.replace(f":{parts.password}@", ":****@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
