@@ -9,7 +9,7 @@ from handlers import actions, commands, home, middleware, views
 
 
 def register(app: App, services: Services) -> None:
-    middleware.register(app)
+    middleware.register(app, services)
     commands.register(app, services)
     actions.register(app, services)
     views.register(app, services)

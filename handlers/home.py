@@ -1,19 +1,30 @@
-"""App Home: published when a user opens it."""
+"""App Home: published when a user opens it, and again after a decision made there."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt import App
+from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
+from bot.blocks.home import home_view
 from bot.services.container import Services
-from handlers.actions import publish_home
+from handlers.conversation import conversation
 
 
 def register(app: App, services: Services) -> None:
     @app.event("app_home_opened")
-    def home_opened(event: dict[str, Any], client: WebClient) -> None:
+    def home_opened(event: dict[str, Any], context: BoltContext, client: WebClient) -> None:
         if event.get("tab", "home") != "home":
             return
-        services.background.submit(publish_home, services, client, event["user"])
+        talk = conversation(context)
+        # Nobody asked for anything: a failure is logged, not told.
+        talk.later(publish_home, services, client, talk.interaction.user, tell_failure=False)
+
+
+def publish_home(services: Services, client: WebClient, user: str) -> None:
+    waiting = services.approvals.waiting_for(user)
+    view = home_view(
+        services.requests.mine(user), waiting, waiting is not None, services.clock.now()
+    )
+    client.views_publish(user_id=user, view=view)

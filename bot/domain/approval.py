@@ -93,13 +93,19 @@ def reject(
     refused = refusal(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
-    if not reason.strip():
+    given = rejection_reason(reason)
+    if given is None:
         return Decision(Outcome.REASON_REQUIRED, record)
     updated = record.model_copy(
         update={
             "state": State.REJECTED,
-            "rejection": Rejection(user=user, at=now, reason=reason.strip()),
+            "rejection": Rejection(user=user, at=now, reason=given),
             "updated_at": now,
         }
     )
     return Decision(Outcome.REJECTED, updated)
+
+
+def rejection_reason(text: str) -> str | None:
+    """The reason a rejection records; None when there is none (a rejection needs one)."""
+    return text.strip() or None

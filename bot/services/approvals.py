@@ -30,10 +30,11 @@ class ApprovalService:
     def is_approver(self, user: str) -> bool:
         return self.directory.is_approver(user)
 
-    def waiting_for(self, user: str) -> list[CapacityRecord]:
-        """Pending requests this user may decide (not their own)."""
+    def waiting_for(self, user: str) -> list[CapacityRecord] | None:
+        """Pending requests this user may decide (not their own); None when they are
+        not an approver (one approver check answers both)."""
         if not self.is_approver(user):
-            return []
+            return None
         pending = self.store.in_state(State.PENDING_APPROVAL)
         return [r for r in pending if r.requester != user and user not in r.approvers]
 

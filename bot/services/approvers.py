@@ -31,9 +31,6 @@ class ApproverDirectory:
     def is_approver(self, user: str) -> bool:
         return user in self.user_ids or user in self._group_members()
 
-    def all(self) -> frozenset[str]:
-        return self.user_ids | self._group_members()
-
     def _group_members(self) -> frozenset[str]:
         if not self.group or self._groups is None:
             return frozenset()

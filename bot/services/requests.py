@@ -14,6 +14,7 @@ from bot.domain.audit import AuditEntry
 from bot.domain.choices import Pick, pick_by_value
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import CANCELLABLE, State
+from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.changes import BOT, Change, apply_change
@@ -64,9 +65,6 @@ class RequestService:
 
     def mine(self, user: str, limit: int = 20) -> list[CapacityRecord]:
         return self.store.for_user(user, limit)
-
-    def pending(self) -> list[CapacityRecord]:
-        return self.store.in_state(State.PENDING_APPROVAL)
 
     def history(self, request_id: str, last: int = 10) -> list[AuditEntry]:
         """The request's latest audit entries, oldest first."""
@@ -160,6 +158,14 @@ class RequestService:
         assert saved is not None
         return saved
 
+    def submittable(self, request_id: str, user: str) -> tuple[CapacityRecord, Quote]:
+        """The request and the quote to pick from, when `user` may submit it for
+        approval now (it is theirs and quoted); `RequestError` says why not."""
+        record = self.get(request_id)
+        if record is None:
+            raise RequestError(f"There is no request {request_id}.")
+        return record, _submittable_by(record, user)
+
     def check_submission(
         self, record: CapacityRecord, user: str, pick: str, reason: str
     ) -> tuple[Pick, datetime]:
@@ -170,11 +176,8 @@ class RequestService:
             raise RequestError("Give the approvers a reason.", field="reason")
         if len(reason) > MAX_REASON_CHARS:
             raise RequestError(f"Keep the reason under {MAX_REASON_CHARS} characters.", "reason")
-        if record.requester != user:
-            raise RequestError(f"Request {record.id} is not yours to submit.", field="choice")
-        if record.state is not State.QUOTED or record.quote is None:
-            raise RequestError(f"Request {record.id} is {record.state.label} already.", "choice")
-        chosen = pick_by_value(record.quote, pick)
+        quote = _submittable_by(record, user)
+        chosen = pick_by_value(quote, pick)
         if chosen is None:
             raise RequestError("Pick one of the options offered.", field="choice")
         refusal = self.limits.refusal(chosen.total_usd)
@@ -253,6 +256,15 @@ class RequestService:
 
         saved, change = apply_change(self.store, request_id, timed_out, self.clock.now)
         return saved if change is not None else None
+
+
+def _submittable_by(record: CapacityRecord, user: str) -> Quote:
+    """The quote to pick from, when `user` may submit `record`; else `RequestError`."""
+    if record.requester != user:
+        raise RequestError(f"Request {record.id} is not yours to submit.", field="choice")
+    if record.state is not State.QUOTED or record.quote is None:
+        raise RequestError(f"Request {record.id} is {record.state.label} already.", "choice")
+    return record.quote
 
 
 def normalise_id(text: str) -> str:

@@ -9,7 +9,7 @@ from bot.blocks.ids import FormBlock
 from bot.blocks.modals import reserve_form
 from bot.domain.request import RequestDraft
 from bot.shell.forms import FieldError, FormField
-from handlers.replies import view_values
+from handlers.context import view_values
 
 TYPES = ["p5.48xlarge", "p4d.24xlarge", "g5.xlarge"]
 

@@ -1,0 +1,20 @@
+"""Why a click on Approve or Reject changed nothing, in words for the person who clicked."""
+
+from __future__ import annotations
+
+from bot.domain.approval import Outcome
+from bot.domain.records import CapacityRecord
+
+REFUSALS = {
+    Outcome.NOT_APPROVER: "Only approvers can decide GPU requests.",
+    Outcome.OWN_REQUEST: "You cannot approve or reject your own request.",
+    Outcome.ALREADY_APPROVED_BY_YOU: "You have approved this already; it needs another approver.",
+    Outcome.REASON_REQUIRED: "A rejection needs a reason.",
+    Outcome.TOO_LATE: "This request's time for a decision has passed; it is timing out.",
+}
+
+
+def refusal_text(outcome: Outcome, record: CapacityRecord) -> str:
+    if outcome is Outcome.NOT_PENDING:
+        return f"Request {record.id} is {record.state.label} already."
+    return f":warning: {REFUSALS[outcome]}"
