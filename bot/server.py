@@ -89,12 +89,15 @@ def serve_http(
     port: int,
     host: str = "0.0.0.0",  # noqa: S104 - a container listens on all interfaces
     threads: int = 16,
+    workers: int = 1,
+    on_worker_exit: Callable[[], None] | None = None,
 ) -> None:
-    """Run the WSGI app under gunicorn: one gthread worker process.
+    """Run the WSGI app under gunicorn: `workers` gthread processes of `threads` each.
 
-    `make_application` runs inside the worker process, after gunicorn forks, so the
+    `make_application` runs inside each worker process, after gunicorn forks, so the
     store, thread pools and the job worker live where the requests are served (a
-    `memory://` store built before the fork would split in two). Scale out with replicas.
+    `memory://` store built before the fork would split in two). `on_worker_exit` runs
+    in a worker process as it exits (after its last request), to stop its job worker.
     """
     from gunicorn.app.base import BaseApplication
 
@@ -102,7 +105,7 @@ def serve_http(
         def load_config(self) -> None:
             settings = {
                 "bind": f"{host}:{port}",
-                "workers": 1,
+                "workers": workers,
                 "worker_class": "gthread",
                 "threads": threads,
                 "timeout": 30,
@@ -111,6 +114,8 @@ def serve_http(
                 "accesslog": None,
                 "loglevel": "warning",
             }
+            if on_worker_exit is not None:
+                settings["worker_exit"] = lambda _server, _worker: on_worker_exit()
             for key, value in settings.items():
                 self.cfg.set(key, value)
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import threading
+from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.output import fail, settings_or_exit
@@ -23,9 +26,21 @@ def register(sub: Any) -> None:
         help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN, else HTTP on /slack/events)",
     )
     p.add_argument("--port", type=int, default=3000, help="HTTP port, also /healthz (3000)")
-    p.add_argument("--threads", type=int, default=16, help="HTTP worker threads (16)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="HTTP processes (default: the CPU count; 1 with REDIS_URL=memory://)",
+    )
+    p.add_argument("--threads", type=int, default=16, help="HTTP threads per process (16)")
     p.add_argument(
         "--no-worker", action="store_true", help="do not run the job worker in this process"
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        help="jobs run at once by the job worker in each process (4)",
     )
     p.set_defaults(run=run_serve)
     w = sub.add_parser("worker", help="run only the job worker (quotes, notifications, timeouts)")
@@ -37,9 +52,25 @@ def register(sub: Any) -> None:
     w.set_defaults(run=run_worker)
 
 
-def serve_problems(settings: Settings, separate_worker: bool = False) -> list[str]:
+def default_workers(settings: Settings) -> int:
+    """One HTTP process per CPU; one only with memory://, which one process holds."""
+    if settings.redis_url.startswith("memory://"):
+        return 1
+    return max(1, os.cpu_count() or 1)
+
+
+def serve_problems(
+    settings: Settings, separate_worker: bool = False, workers: int = 1
+) -> list[str]:
     """What `serve` needs beyond a valid configuration."""
     problems = []
+    if workers < 1:
+        problems.append("--workers must be at least 1")
+    if workers > 1 and settings.redis_url.startswith("memory://"):
+        problems.append(
+            "REDIS_URL=memory:// is private to one process: --workers above 1 would give "
+            "each process its own requests (use redis://)"
+        )
     if separate_worker and settings.redis_url.startswith("memory://"):
         problems.append(
             "REDIS_URL=memory:// is private to one process: with --no-worker no worker "
@@ -66,32 +97,82 @@ def _settings() -> Settings:
 
 def run_serve(args: argparse.Namespace) -> int:
     settings = _settings()
-    problems = serve_problems(settings, separate_worker=args.no_worker)
+    workers = args.workers if args.workers is not None else default_workers(settings)
+    problems = serve_problems(settings, separate_worker=args.no_worker, workers=workers)
     if problems:
         return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
     from bot import server
     from bot.app import build_app, build_services
     from bot.worker import Worker
 
+    stops: list[Callable[[], None]] = []  # stop this process's job worker, then wait
+
     def start() -> tuple[Wiring, App]:
         services = build_services(settings)
         app = build_app(services)
         if not args.no_worker:
-            Worker(services).start_thread(threading.Event())
+            stop = threading.Event()
+            worker = Worker(services, concurrency=args.concurrency, grace=JOB_GRACE_SECONDS)
+            thread = worker.start_thread(stop)
+            stops.append(lambda: _stop_and_wait(stop, thread))
+            _on_sigterm(stop.set)  # start stopping while the last requests are answered
         return services, app
+
+    def stop_jobs() -> None:
+        for stop_and_wait in stops:
+            stop_and_wait()
 
     if settings.slack_app_token is not None:
         services, app = start()
         server.start_health_server(args.port, services.store.ping)
-        server.serve_socket_mode(app, settings.slack_app_token.get_secret_value())
+
+        def exit_cleanly(*_: object) -> None:
+            stop_jobs()
+            raise SystemExit(0)
+
+        previous = signal.signal(signal.SIGTERM, exit_cleanly)
+        try:
+            server.serve_socket_mode(app, settings.slack_app_token.get_secret_value())
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            stop_jobs()
         return 0
 
     def make_application() -> Any:
         services, app = start()
         return server.wsgi_app(app, services.store.ping, services.background)
 
-    server.serve_http(make_application, args.port, threads=args.threads)
+    server.serve_http(
+        make_application,
+        args.port,
+        threads=args.threads,
+        workers=workers,
+        on_worker_exit=stop_jobs,
+    )
     return 0
+
+
+# Under gunicorn's graceful timeout (20 s), after which it kills a worker process.
+JOB_GRACE_SECONDS = 15.0
+
+
+def _stop_and_wait(stop: threading.Event, thread: threading.Thread) -> None:
+    stop.set()
+    thread.join(JOB_GRACE_SECONDS + 3)
+
+
+def _on_sigterm(then: Callable[[], None]) -> None:
+    """Call `then` on SIGTERM, before whatever handled SIGTERM already (gunicorn's)."""
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        then()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous == signal.SIG_DFL:
+            raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, handle)
 
 
 def run_worker(args: argparse.Namespace) -> int:

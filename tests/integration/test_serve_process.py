@@ -11,9 +11,13 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bot.adapters.store import RedisStore
 from tests import slack_payloads as payloads
 from tests.conftest import free_port
 from tests.slack_fake import FakeSlack
@@ -22,7 +26,20 @@ SECRET = "serve-test-secret"
 
 
 @pytest.fixture
-def served(redis_url: str, namespace: str, fake_slack: FakeSlack) -> Iterator[str]:
+def served(serve: Any) -> Iterator[str]:
+    with serve() as (base, _proc):
+        yield base
+
+
+@pytest.fixture
+def serve(redis_url: str, namespace: str, fake_slack: FakeSlack) -> Any:
+    return lambda *extra: _serve(redis_url, namespace, fake_slack, *extra)
+
+
+@contextmanager
+def _serve(
+    redis_url: str, namespace: str, fake_slack: FakeSlack, *extra: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
     env = os.environ | {
         "SLACK_BOT_TOKEN": "xoxb-test",
@@ -35,7 +52,7 @@ def served(redis_url: str, namespace: str, fake_slack: FakeSlack) -> Iterator[st
     }
     env.pop("SLACK_APP_TOKEN", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "serve", "--port", str(port)],
+        [sys.executable, "-m", "bot", "serve", "--port", str(port), *extra],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -53,7 +70,7 @@ def served(redis_url: str, namespace: str, fake_slack: FakeSlack) -> Iterator[st
             proc.kill()
             out = proc.stdout.read().decode() if proc.stdout else ""
             pytest.fail(f"gpu-bot serve did not come up:\n{out}")
-        yield base
+        yield base, proc
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
@@ -74,6 +91,29 @@ def test_serve_answers_a_signed_command_end_to_end(served: str, fake_slack: Fake
         assert "Comparing options" in reply.read().decode()
     (answer,) = fake_slack.wait_for("response_url", 1, timeout=20)
     assert "Recommended" in json.dumps(answer.args["blocks"])
+
+
+def test_serve_runs_several_processes_and_stops_cleanly_on_sigterm(
+    serve: Any, fake_slack: FakeSlack, redis_store: RedisStore
+) -> None:
+    with serve("--workers", "2") as (base, proc):
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(children) == 2  # gunicorn's master forked two worker processes
+        body, ctype = payloads.slash_command(
+            "reserve 2x p5.48xlarge 3d from 2026-12-14 ec2",
+            "U0REQUESTER",
+            fake_slack.response_url("w2"),
+        )
+        headers = {"Content-Type": ctype, **payloads.sign(SECRET, body)}
+        request = urllib.request.Request(
+            f"{base}/slack/events", data=body.encode(), headers=headers, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            assert reply.status == 200
+        fake_slack.wait_for("response_url", 1, timeout=20)  # a job worker quoted it
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    assert redis_store.redis.zcard(redis_store.key("inflight")) == 0
 
 
 def test_serve_rejects_an_unsigned_request(served: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -182,6 +183,26 @@ def test_memory_store_runs_the_same_scripts() -> None:
 def test_a_delivery_is_marked(redis_store: RedisStore) -> None:
     assert not redis_store.delivered("told:R1:approved")
     redis_store.mark_delivered("told:R1:approved", NOW)
+    assert redis_store.delivered("told:R1:approved")
+    assert not redis_store.delivered("told:R1:rejected")
+
+
+def test_delivery_keys_expire_and_the_audit_stays(redis_store: RedisStore) -> None:
+    redis_store.mark_delivered("told:R1:approved", NOW)
+    ttl = redis_store.redis.ttl(redis_store.key("delivered", "told:R1:approved"))
+    assert timedelta(days=199) < timedelta(seconds=ttl) <= timedelta(days=200)
+    redis_store.mark_delivered("told:R2:approved", NOW, keep=timedelta(seconds=1))
+    assert redis_store.delivered("told:R2:approved")
+    redis_store.redis.pexpire(redis_store.key("delivered", "told:R2:approved"), 1)
+    time.sleep(0.01)
+    assert not redis_store.delivered("told:R2:approved")
+    redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    for stream in (redis_store.key("audit"), redis_store.key("audit", "R1")):
+        assert redis_store.redis.ttl(stream) == -1  # the record: kept
+
+
+def test_deliveries_marked_before_keys_expired_still_count(redis_store: RedisStore) -> None:
+    redis_store.redis.hset(redis_store.key("delivered"), "told:R1:approved", NOW.isoformat())
     assert redis_store.delivered("told:R1:approved")
 
 

@@ -30,7 +30,9 @@ def calls(
         server, "start_health_server", lambda port, healthy: seen.append(("health", port))
     )
     monkeypatch.setattr(
-        server, "serve_http", lambda make, port, threads: seen.append(("http", port))
+        server,
+        "serve_http",
+        lambda make, port, threads, workers, on_worker_exit: seen.append(("http", port, workers)),
     )
     return seen
 
@@ -53,7 +55,33 @@ def test_without_app_token_it_serves_http(
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
     assert main(["serve", "--port", "3998"]) == 0
-    assert calls == [("http", 3998)]
+    assert calls == [("http", 3998, 1)]  # memory:// lives in one process
+
+
+def test_http_processes_default_to_the_cpu_count_on_redis(
+    monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, Any]], redis_url: str, namespace: str
+) -> None:
+    shared = {"REDIS_URL": redis_url, "GPU_BOT_NAMESPACE": namespace}
+    for key, value in (BASE | shared | {"SLACK_SIGNING_SECRET": "s"}).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert main(["serve", "--port", "3997", "--no-worker"]) == 0
+    assert main(["serve", "--port", "3997", "--no-worker", "--workers", "3"]) == 0
+    assert calls == [("http", 3997, 6), ("http", 3997, 3)]
+
+
+def test_more_than_one_process_needs_a_shared_store(
+    monkeypatch: pytest.MonkeyPatch,
+    calls: list[tuple[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for key, value in (BASE | {"SLACK_SIGNING_SECRET": "s"}).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert main(["serve", "--workers", "2"]) == 1
+    assert "--workers above 1" in capsys.readouterr().err
+    assert calls == []
 
 
 def test_no_worker_needs_a_shared_store(

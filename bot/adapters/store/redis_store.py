@@ -42,6 +42,9 @@ def _decode(job_id: str, raw: str, token: str) -> ClaimedJob:
     return ClaimedJob(job_id, data["kind"], data["payload"], token, int(data["attempt"]))
 
 
+# How long a delivery key is kept: longer than anything can still be sent about one
+# request (a reservation runs at most 182 days; reminders and cleanup follow its end).
+DELIVERY_KEPT = timedelta(days=200)
 # Blocking reads stay under the client's 5 s socket timeout.
 MAX_BLOCK_SECONDS = 4.0
 
@@ -295,10 +298,15 @@ class RedisStore:
 
     def delivered(self, key: str) -> bool:
         """Whether a message with this delivery key was sent (see `mark_delivered`)."""
-        return bool(self.redis.hexists(self.key("delivered"), key))
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.exists(self.key("delivered", key))
+        pipe.hexists(self.key("delivered"), key)  # marked before keys expired
+        return any(pipe.execute())
 
-    def mark_delivered(self, key: str, at: datetime) -> None:
-        self.redis.hset(self.key("delivered"), key, at.isoformat())
+    def mark_delivered(self, key: str, at: datetime, keep: timedelta = DELIVERY_KEPT) -> None:
+        """Record a delivery for `keep` (then it is forgotten: the keys do not pile up)."""
+        seconds = max(int(keep.total_seconds()), 1)
+        self.redis.set(self.key("delivered", key), at.isoformat(), ex=seconds)
 
 
 def _id_order(request_id: str) -> tuple[int, str]:
