@@ -4,6 +4,7 @@ by a threaded WSGI server, with Slack's Web API faked by `FakeSlack`."""
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import urllib.error
 import urllib.request
@@ -48,12 +49,30 @@ class Reply:
     body: str
 
 
+class _Crashes(logging.Handler):
+    """Exceptions the bot logged with a traceback (a job or after-ack work that raised)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            self.seen.append(record)
+
+    def report(self) -> str:
+        return "\n\n".join(self.format(r) for r in self.seen)
+
+
 class BotUnderTest:
     def __init__(
         self, fake: FakeSlack, store: RedisStore, clock: ManualClock, **settings: Any
     ) -> None:
         self.fake = fake
         self.clock = clock
+        self.crashes = _Crashes()
+        self.crashes_expected = False
+        logging.getLogger("bot").addHandler(self.crashes)
         config = {
             "slack_bot_token": "xoxb-test",
             "slack_signing_secret": SECRET,
@@ -94,7 +113,13 @@ class BotUnderTest:
         host, port = self.server.server_address[:2]
         return f"http://{host}:{port}/slack/events"
 
+    def expect_crashes(self) -> None:
+        """This test provokes failures after the ack or in jobs (Slack or Redis down):
+        do not fail it for the tracebacks they log."""
+        self.crashes_expected = True
+
     def close(self) -> None:
+        logging.getLogger("bot").removeHandler(self.crashes)
         self.services.background.wait_idle(10)
         self.server.shutdown()
         self.server.server_close()
@@ -152,10 +177,17 @@ class BotUnderTest:
         return self.post(*payloads.view_submission(callback_id, values, user, private_metadata))
 
     def wait(self) -> None:
-        """Until the work after each ack is done and no job is due (quotes run as jobs)."""
+        """Until the work after each ack is done and no job is due (quotes run as jobs).
+        A job or after-ack task that raised fails the test (unless `expect_crashes`): a
+        crash would otherwise show only as a missing message."""
         assert self.services.background.wait_idle(20), "background work did not finish"
         self.worker.drain()
         assert self.services.background.wait_idle(20), "background work did not finish"
+        if self.crashes.seen and not self.crashes_expected:
+            raise AssertionError(
+                "work after the ack or a job raised (call bot.expect_crashes() in a test "
+                "that provokes this on purpose):\n" + self.crashes.report()
+            )
 
     # --- reading ----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.lifecycle import State
+from tests.races import ReadsBeforeWrites
 from tests.slack_harness import (
     APPROVAL_CHANNEL,
     APPROVER,
@@ -201,6 +202,8 @@ def test_twenty_concurrent_approve_clicks_make_one_transition(make_bot) -> None:
 
     bot = make_bot()
     request_id = submitted(bot)
+    gate = ReadsBeforeWrites(request_id, readers=20)
+    gate.install(bot.services.store)
     with ThreadPoolExecutor(20) as pool:
         replies = list(
             pool.map(
@@ -212,6 +215,7 @@ def test_twenty_concurrent_approve_clicks_make_one_transition(make_bot) -> None:
         )
     assert all(r.status == 200 for r in replies)
     bot.wait()
+    assert gate.held_writes >= 1  # the clicks really raced on one version
     record = bot.record(request_id)
     assert record.state is State.APPROVED
     assert len(record.approvals) == 1
@@ -245,6 +249,9 @@ def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ign
     one = make_bot()
     two = make_bot()  # same Redis namespace, own services, own HTTP server
     request_id = submitted(one)
+    gate = ReadsBeforeWrites(request_id, readers=10)
+    gate.install(one.services.store)
+    gate.install(two.services.store)
     with ThreadPoolExecutor(10) as pool:
         list(
             pool.map(
@@ -256,6 +263,7 @@ def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ign
         )
     one.wait()
     two.wait()
+    assert gate.held_writes >= 1  # the replicas really raced on one version
     assert _approvals_in_audit(one, request_id) == 1
     assert one.record(request_id).state is State.APPROVED
 
@@ -427,6 +435,7 @@ def test_a_card_that_cannot_be_posted_is_posted_when_slack_is_back(make_bot) -> 
     from datetime import timedelta
 
     bot = make_bot()
+    bot.expect_crashes()  # Slack fails on purpose
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=3)  # one delivery: first try and 2 retries
     submit_form(bot, request_id)
@@ -445,6 +454,7 @@ def test_a_request_decided_before_its_card_is_posted_gets_a_card_without_buttons
     make_bot,  # type: ignore[no-untyped-def]
 ) -> None:
     bot = make_bot()
+    bot.expect_crashes()  # Slack fails on purpose
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=3)
     submit_form(bot, request_id)
@@ -476,6 +486,7 @@ def test_a_job_that_keeps_failing_is_buried_not_retried_forever(make_bot) -> Non
     from bot.worker import MAX_ATTEMPTS, backoff
 
     bot = make_bot()
+    bot.expect_crashes()  # Slack fails on purpose
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=10_000)
     submit_form(bot, request_id)

@@ -1,0 +1,46 @@
+"""Make a race certain instead of likely: every compare-and-set of one request waits until
+that request has been read by all the racers, so they all decide on the same version. A
+store whose version check is broken then lets several writers win every time, not only
+when the machine's timing happens to interleave them."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from bot.adapters.store import RedisStore
+
+
+class ReadsBeforeWrites:
+    def __init__(self, request_id: str, readers: int, timeout: float = 10.0) -> None:
+        self.request_id = request_id
+        self.readers = readers
+        self.timeout = timeout
+        self.reads = 0
+        self.held_writes = 0
+        self._lock = threading.Lock()
+        self._all_read = threading.Event()
+
+    def install(self, store: RedisStore) -> None:
+        """Hold this store's writes of the request until `readers` reads of it were made
+        through any store this gate is installed on (two replicas share one gate)."""
+        real_get, real_save = store.get, store.save
+
+        def get(request_id: str) -> Any:
+            record = real_get(request_id)
+            if request_id == self.request_id:
+                with self._lock:
+                    self.reads += 1
+                    if self.reads >= self.readers:
+                        self._all_read.set()
+            return record
+
+        def save(old: Any, new: Any, *args: Any, **kwargs: Any) -> Any:
+            if old.id == self.request_id and not self._all_read.is_set():
+                with self._lock:
+                    self.held_writes += 1
+                self._all_read.wait(self.timeout)
+            return real_save(old, new, *args, **kwargs)
+
+        store.get = get  # type: ignore[method-assign]
+        store.save = save  # type: ignore[method-assign]
