@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from bot.cli.output import console, fail, print_json
-from bot.domain.catalog import PriceKind, UnknownInstanceType, default_catalog
+from bot.domain.catalog import CatalogPrice, PriceKind, UnknownInstanceType, default_catalog
 
 
 def register(sub: Any) -> None:
@@ -42,7 +42,10 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
         return 0
-    table = Table(title=f"gpu-bot catalog ({args.region} prices, USD per instance-hour)")
+    table = Table(
+        title=f"gpu-bot catalog: {args.region} prices, USD per instance-hour "
+        f"(* estimate; (region): that region's figure, the catalog has none for {args.region})"
+    )
     for col in (
         "type",
         "accelerators",
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             "yes" if entry.capacity_blocks.offered else "no",
             "yes" if entry.training_plans.offered else "no",
             *(
-                _price(ps[k.value])
+                _price(ps[k.value], args.region)
                 for k in (PriceKind.ON_DEMAND, PriceKind.CAPACITY_BLOCK, PriceKind.TRAINING_PLAN)
             ),
         )
@@ -75,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _price(p: Any) -> str:
+def _price(p: CatalogPrice | None, region: str) -> str:
     if p is None:
         return "-"
-    return f"{p.usd_per_hour:.3f}{'*' if p.estimate else ''}"
+    text = f"{p.usd_per_hour:.3f}{'*' if p.estimate else ''}"
+    return text if p.region == region else f"{text} ({p.region})"

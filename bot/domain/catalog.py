@@ -114,14 +114,20 @@ class Catalog:
         Falls back to the same type in another region (newest first), then to a figure
         derived from On-Demand with the article's discount. `None` when nothing applies.
         """
+        if not self._reservable(kind, instance_type):
+            return None  # no block or plan is sold for it: there is no such price
         matches = [p for p in self._prices if p.kind == kind and p.instance_type == instance_type]
         same_region = [p for p in matches if p.region == region]
         pool = same_region or matches
         if pool:
             best = max(pool, key=lambda p: p.as_of)
             if best.region != region:
+                # Another region's figure is only a guess for this one.
                 return best.model_copy(
-                    update={"source": f"{best.source}; {best.region} figure, none for {region}"}
+                    update={
+                        "source": f"{best.source}; {best.region} figure, none for {region}",
+                        "estimate": True,
+                    }
                 )
             return best
         factor = self._derived.get(kind)
@@ -139,6 +145,16 @@ class Catalog:
             as_of=base.as_of,
             estimate=True,
         )
+
+    def _reservable(self, kind: PriceKind, instance_type: str) -> bool:
+        entry = self._instances.get(instance_type)
+        if entry is None:
+            return True
+        if kind is PriceKind.CAPACITY_BLOCK:
+            return entry.capacity_blocks.offered
+        if kind is PriceKind.TRAINING_PLAN:
+            return entry.training_plans.offered
+        return True
 
 
 def _load_json(name: str) -> dict[str, object]:

@@ -175,8 +175,7 @@ def assess_capacity_block(
             f"{request.count} would need several blocks",
             **flags,
         )
-    block_hours = rules.capacity_block_duration_for(request.duration_hours)
-    if block_hours is None:
+    if rules.capacity_block_duration_for(request.duration_hours) is None:
         return _ineligible(kind, f"Capacity Blocks last at most {rules.CB_MAX_DAYS} days", **flags)
     if rules.capacity_block_start_too_far(request.start, now):
         earliest = (request.start - rules.CB_MAX_AHEAD).date().isoformat()
@@ -187,15 +186,20 @@ def assess_capacity_block(
             **flags,
         )
     offerings = [o for o in snapshot.capacity_blocks if o.count >= request.count]
+    notes = list(snapshot.notes.get(kind.value, ()))
     if not offerings:
-        return _ineligible(kind, _no_offering_reason(kind, request, snapshot, instance), **flags)
+        reason = _no_offering_reason(kind, request, snapshot, instance)
+        return _ineligible(kind, reason, *notes, **flags)
     chosen = best_offering(offerings, request)
     reasons = []
-    if block_hours != request.duration_hours:
+    if chosen.duration_hours != request.duration_hours:
+        # The offering's own length: the same figure the total is billed on.
         reasons.append(
             f"blocks come in {_block_steps()}: {_hours(request.duration_hours)} is billed as "
-            f"{_hours(block_hours)}"
+            f"{_hours(chosen.duration_hours)}"
         )
+    if chosen.zone_type and chosen.zone_type != "availability-zone":
+        reasons.append(f"in {chosen.zone}, a {chosen.zone_type} (not a regular Availability Zone)")
     reasons.extend(_start_notes(chosen, request))
     reasons.append(
         "paid up front; cannot be modified or cancelled; ends 11:30 UTC, and instances are "
@@ -206,6 +210,7 @@ def assess_capacity_block(
             f"{request.region} is not in the catalog's regions for {instance.instance_type} "
             "(the API found offerings anyway)"
         )
+    reasons.extend(notes)
     return _reserved_option(kind, request, snapshot.on_demand, chosen, offerings, reasons, flags)
 
 
@@ -223,30 +228,34 @@ def assess_training_plan(
             "not EC2 instances",
             **flags,
         )
-    plan_count = rules.training_plan_count_for(request.count)
-    if plan_count is None:
+    if rules.training_plan_count_for(request.count) is None:
         return _ineligible(
             kind,
             f"a training plan holds at most {rules.TP_INSTANCE_COUNTS[-1]} instances",
             **flags,
         )
-    plan_hours = rules.training_plan_duration_for(request.duration_hours)
-    if plan_hours is None:
+    if rules.training_plan_duration_for(request.duration_hours) is None:
         return _ineligible(kind, f"training plans last at most {rules.TP_MAX_DAYS} days", **flags)
     offerings = [o for o in snapshot.training_plans if o.count >= request.count]
+    notes = list(snapshot.notes.get(kind.value, ()))
     if not offerings:
-        return _ineligible(kind, _no_offering_reason(kind, request, snapshot, instance), **flags)
+        reason = _no_offering_reason(kind, request, snapshot, instance)
+        return _ineligible(kind, reason, *notes, **flags)
     chosen = best_offering(offerings, request)
-    reasons = ["needs SageMaker: training jobs, HyperPod or an inference endpoint"]
-    if plan_count != request.count:
+    target = rules.training_plan_target(request.workload)
+    reasons = [
+        f"a plan for {rules.TP_TARGET_LABELS[target]} (searched with target {target}): "
+        "a plan serves only the resource it targets"
+    ]
+    if chosen.count != request.count:
         reasons.append(
             f"plans come in 1, 2, 4, 8, 16, 32 or 64 instances: {request.count} is billed as "
-            f"{plan_count}"
+            f"{chosen.count}"
         )
-    if plan_hours != request.duration_hours:
+    if chosen.duration_hours != request.duration_hours:
         reasons.append(
             f"plans come in whole days: {_hours(request.duration_hours)} is billed as "
-            f"{_hours(plan_hours)}"
+            f"{_hours(chosen.duration_hours)}"
         )
     reasons.extend(_start_notes(chosen, request))
     if len(chosen.parts) > 1:
@@ -254,6 +263,7 @@ def assess_training_plan(
     if request.workload in (Workload.INFERENCE, Workload.EVENT):
         reasons.append("the endpoint stops serving when the plan expires: clean up on time")
     reasons.append("paid up front")
+    reasons.extend(notes)
     baseline = snapshot.sagemaker_on_demand or snapshot.on_demand
     return _reserved_option(kind, request, baseline, chosen, offerings, reasons, flags)
 
@@ -382,11 +392,15 @@ def _block_steps() -> str:
     return f"whole days up to {rules.CB_MAX_DAYS_BY_DAY}, then {rules.CB_STEP_DAYS_AFTER}-day steps"
 
 
-def _hours(hours: int) -> str:
-    if hours % 24 == 0:
-        days = hours // 24
+def _hours(hours: float) -> str:
+    """`2 days`, `30 hours`, `47 h 10 min`: exact, never rounded to a nicer figure."""
+    minutes = round(hours * 60)
+    if minutes % (24 * 60) == 0:
+        days = minutes // (24 * 60)
         return f"{days} day" + ("s" if days != 1 else "")
-    return f"{hours} hours"
+    if minutes % 60 == 0:
+        return f"{minutes // 60} hours"
+    return f"{minutes // 60} h {minutes % 60} min"
 
 
 def _money(value: float) -> float:

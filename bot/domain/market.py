@@ -80,6 +80,7 @@ class Offering(_Frozen):
     upfront_usd: float
     currency: str = "USD"
     zone: str | None = None
+    zone_type: str | None = None  # EC2's ZoneType: availability-zone, local-zone, ...
     parts: tuple[OfferingPart, ...] = ()
     source: PriceSource
 
@@ -99,3 +100,6 @@ class MarketSnapshot(_Frozen):
     training_plans: tuple[Offering, ...] = ()
     # What could not be fetched, by source name ("capacity-block", "spot", ...): the reason.
     errors: dict[str, str] = {}
+    # What was left out of an answer that otherwise came back, by source name: one line each
+    # (an offering without a fee, a fee in another currency, a zone the account cannot use).
+    notes: dict[str, tuple[str, ...]] = {}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 
+from bot.domain.request import Workload
+
 # --- EC2 Capacity Blocks for ML ------------------------------------------------------
 
 CB_MAX_DAYS_BY_DAY = 14  # 1-14 days in 1-day steps ...
@@ -27,6 +29,13 @@ CB_TERMINATION_LEAD = timedelta(minutes=30)
 TP_MAX_DAYS = 182
 TP_INSTANCE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 TP_NAME_MAX = 64
+# SearchTrainingPlanOfferings `TargetResources`: a plan serves only the resource it targets.
+TP_TARGET_LABELS = {
+    "training-job": "SageMaker training jobs",
+    "hyperpod-cluster": "SageMaker HyperPod clusters",
+    "endpoint": "SageMaker inference endpoints",
+    "studio-apps": "SageMaker Studio apps",
+}
 
 
 def capacity_block_duration_valid(hours: int) -> bool:
@@ -70,3 +79,8 @@ def training_plan_duration_for(hours: int) -> int | None:
 def training_plan_count_for(count: int) -> int | None:
     """The smallest instance count a training plan offers that covers `count`."""
     return next((n for n in TP_INSTANCE_COUNTS if n >= count), None)
+
+
+def training_plan_target(workload: Workload) -> str:
+    """The `TargetResources` value a plan for this workload must have."""
+    return "endpoint" if workload in (Workload.INFERENCE, Workload.EVENT) else "training-job"

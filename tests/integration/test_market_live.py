@@ -128,6 +128,7 @@ def ec2_product(sku: str, on_demand_usd: list[str], reserved_usd: str = "61.1200
                     "tenancy": "Shared",
                     "preInstalledSw": "NA",
                     "capacitystatus": "Used",
+                    "marketoption": "OnDemand",
                     "licenseModel": "No License required",
                     "usagetype": "BoxUsage:p5.48xlarge",
                     "operation": "RunInstances",
@@ -229,6 +230,7 @@ EC2_FILTERS = [
     {"Type": "TERM_MATCH", "Field": "tenancy", "Value": "Shared"},
     {"Type": "TERM_MATCH", "Field": "preInstalledSw", "Value": "NA"},
     {"Type": "TERM_MATCH", "Field": "capacitystatus", "Value": "Used"},
+    {"Type": "TERM_MATCH", "Field": "marketoption", "Value": "OnDemand"},
 ]
 SAGEMAKER_FILTERS = [
     {"Type": "TERM_MATCH", "Field": "instanceName", "Value": f"ml.{TYPE}"},
@@ -533,22 +535,13 @@ def test_pricing_stops_at_the_first_page_with_a_price(
     assert price is not None and price.usd_per_hour == 98.32
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        {"FormatVersion": "aws_v1", "PriceList": []},
-        "AccessDeniedException",
-    ],
-    ids=["no-product", "error"],
-)
-def test_on_demand_falls_back_to_the_catalog(
-    clients: AwsClients, make_market: MarketFactory, answer: dict[str, Any] | str
+def test_on_demand_falls_back_to_the_catalog_when_the_lookup_fails(
+    clients: AwsClients, make_market: MarketFactory
 ) -> None:
     with Stubber(clients.pricing) as stub:
-        if isinstance(answer, str):
-            stub.add_client_error("get_products", answer, "not authorized to pricing:GetProducts")
-        else:
-            stub.add_response("get_products", answer)
+        stub.add_client_error(
+            "get_products", "AccessDeniedException", "not authorized to pricing:GetProducts"
+        )
         price = make_market().calls(make_request(), NOW)["on-demand"]()
         stub.assert_no_pending_responses()
     assert price is not None
@@ -585,7 +578,6 @@ def test_capacity_block_duration_is_a_valid_block(
                 "CapacityDurationHours": block_hours,
                 "StartDateRange": datetime(2026, 12, 9, 4, 0, tzinfo=UTC),
                 "EndDateRange": START + timedelta(hours=block_hours, days=2),
-                "AllAvailabilityZones": True,
             },
         )
         assert make_market().calls(request, NOW)["capacity-block"]() == []
@@ -603,7 +595,6 @@ def test_capacity_block_offerings_over_two_pages(
         "CapacityDurationHours": 48,
         "StartDateRange": NOW,
         "EndDateRange": datetime(2026, 12, 4, 16, 0, tzinfo=UTC),
-        "AllAvailabilityZones": True,
     }
     first = block_offering(
         "cb-0a1b2c3d4e5f60718", "us-east-1a", NOW + timedelta(hours=12), 47, 30, "6645.69", 2
@@ -813,11 +804,40 @@ def capacity_blocks_xml(*offerings: dict[str, Any]) -> Reply:
 LIMIT = ec2_error("CapacityBlockDescribeLimitExceeded", "Request limit exceeded.")
 
 
-def test_capacity_block_throttling_is_retried_with_backoff(
+def test_the_capacity_block_account_limit_is_said_once_not_retried(
+    clients: AwsClients, make_market: MarketFactory, backoff: list[float]
+) -> None:
+    # EC2 documents CapacityBlockDescribeLimitExceeded as an account limit (it is also
+    # the answer when the account's Capacity Block quota is 0): retrying it five times
+    # only spent the user's 15 seconds.
+    offering = block_offering("cb-0a1b2c3d4e5f60718", "us-east-1a", BLOCK_START, 48, 0, "13291.39")
+    http = HttpReplies([LIMIT, capacity_blocks_xml(offering)]).install(
+        clients.ec2, "DescribeCapacityBlockOfferings"
+    )
+    responder = full_market(Responder()).clear("DescribeCapacityBlockOfferings")
+    responder.install(clients.ec2, clients.sagemaker, clients.pricing)
+
+    snapshot = make_market().snapshot(make_request(), NOW)
+
+    assert len(http.requests) == 1
+    assert backoff == []
+    assert snapshot.capacity_blocks == ()
+    reason = snapshot.errors["capacity-block"]
+    assert "account has reached its Capacity Block limit" in reason
+    assert "quota" in reason and "AWS said" not in reason
+    body = parse_qs(str(http.requests[0].body))
+    assert body["Action"] == ["DescribeCapacityBlockOfferings"]
+    assert body["CapacityDurationHours"] == ["48"]
+    # Without AllAvailabilityZones, AWS leaves out Local Zones the account has not opted into.
+    assert "AllAvailabilityZones" not in body
+
+
+def test_ec2_throttling_is_retried_with_backoff(
     clients: AwsClients, make_market: MarketFactory, backoff: list[float]
 ) -> None:
     offering = block_offering("cb-0a1b2c3d4e5f60718", "us-east-1a", BLOCK_START, 48, 0, "13291.39")
-    http = HttpReplies([LIMIT, LIMIT, capacity_blocks_xml(offering)]).install(
+    throttled = ec2_error("RequestLimitExceeded", "Request limit exceeded.", 503)
+    http = HttpReplies([throttled, throttled, capacity_blocks_xml(offering)]).install(
         clients.ec2, "DescribeCapacityBlockOfferings"
     )
     offerings = make_market().calls(make_request(), NOW)["capacity-block"]()
@@ -826,23 +846,7 @@ def test_capacity_block_throttling_is_retried_with_backoff(
     assert offerings[0].upfront_usd == 13291.39
     assert offerings[0].start == BLOCK_START
     assert len(http.requests) == 3
-    # Backed off as throttling (1 s scale, doubling), not as a transient error (50 ms).
-    assert backoff == [1.0, 2.0]
-    body = parse_qs(str(http.requests[0].body))
-    assert body["Action"] == ["DescribeCapacityBlockOfferings"]
-    assert body["CapacityDurationHours"] == ["48"]
-    assert body["AllAvailabilityZones"] == ["true"]
-
-
-def test_capacity_block_throttling_gives_up_after_5_attempts(
-    clients: AwsClients, make_market: MarketFactory, backoff: list[float]
-) -> None:
-    http = HttpReplies([LIMIT]).install(clients.ec2, "DescribeCapacityBlockOfferings")
-    with pytest.raises(ClientError) as raised:
-        make_market().calls(make_request(), NOW)["capacity-block"]()
-    assert raised.value.response["Error"]["Code"] == "CapacityBlockDescribeLimitExceeded"
-    assert len(http.requests) == 5  # RETRIES: 5 attempts in all
-    assert backoff == [1.0, 2.0, 4.0, 8.0]
+    assert backoff == [1.0, 2.0]  # as throttling (1 s scale, doubling)
 
 
 def test_other_ec2_errors_are_not_retried(
@@ -920,7 +924,8 @@ def test_live_clients_from_the_factory_use_the_retry_policy(
     for client in (clients.ec2, clients.sagemaker, clients.pricing):
         assert client.meta.config.retries == RETRIES.retries  # type: ignore[attr-defined]
     offering = block_offering("cb-0a1b2c3d4e5f60718", "eu-west-1a", BLOCK_START, 48, 0, "1.00")
-    http = HttpReplies([LIMIT, capacity_blocks_xml(offering)]).install(
+    throttled = ec2_error("RequestLimitExceeded", "Request limit exceeded.", 503)
+    http = HttpReplies([throttled, capacity_blocks_xml(offering)]).install(
         clients.ec2, "DescribeCapacityBlockOfferings"
     )
     clients.ec2.describe_capacity_block_offerings(CapacityDurationHours=48)

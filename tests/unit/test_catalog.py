@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import botocore.session
 import pytest
 
@@ -102,3 +104,27 @@ def test_gpu_counts_match_describe_instance_types() -> None:
                 found[it["InstanceType"]] = gpus[0]["Count"]
     for name in names:
         assert catalog.instance(name).gpus == found[name], name
+
+
+def test_no_block_or_plan_price_for_types_that_have_none() -> None:
+    for kind in (PriceKind.CAPACITY_BLOCK, PriceKind.TRAINING_PLAN):
+        assert catalog.price(kind, "g5.48xlarge", "us-east-1") is None
+    assert catalog.price(PriceKind.TRAINING_PLAN, "trn2.3xlarge", "us-east-2") is None
+    assert catalog.price(PriceKind.CAPACITY_BLOCK, "trn2.3xlarge", "us-east-2") is not None
+
+
+def test_another_regions_figure_is_an_estimate() -> None:
+    od = catalog.price(PriceKind.ON_DEMAND, "p5.48xlarge", "eu-west-1")
+    assert od is not None and od.region == "us-east-1" and od.estimate
+
+
+def test_catalog_cli_marks_figures_from_another_region(capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+
+    assert main(["catalog", "--json", "--region", "eu-west-1", "g5.48xlarge"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["prices"]["capacity-block"] is None and entry["prices"]["training-plan"] is None
+    assert entry["prices"]["on-demand"]["region"] == "us-east-1"
+    assert main(["catalog", "--region", "eu-west-1", "p5.48xlarge"]) == 0
+    out = capsys.readouterr().out
+    assert "(us-east-1)" in out

@@ -21,6 +21,7 @@ EC2_LINUX = {
     "tenancy": "Shared",
     "preInstalledSw": "NA",
     "capacitystatus": "Used",
+    "marketoption": "OnDemand",
 }
 
 
@@ -63,11 +64,17 @@ def test_ec2_on_demand_in_the_pricing_api_format(clients: AwsClients) -> None:
 
 
 def test_without_the_capacitystatus_filter_three_products_come_back(clients: AwsClients) -> None:
-    filters = {k: v for k, v in EC2_LINUX.items() if k != "capacitystatus"}
+    filters = {k: v for k, v in EC2_LINUX.items() if k not in ("capacitystatus", "marketoption")}
     found = products(
         clients.pricing, "AmazonEC2", instanceType="p5.48xlarge", regionCode="us-east-1", **filters
     )
-    statuses = {p["product"]["attributes"]["capacitystatus"]: on_demand_usd(p) for p in found}
+    statuses = {
+        p["product"]["attributes"]["capacitystatus"]: on_demand_usd(p)
+        for p in found
+        if p["product"]["attributes"]["marketoption"] == "OnDemand"
+    }
+    blocks = [p for p in found if p["product"]["attributes"]["marketoption"] == "CapacityBlock"]
+    assert [on_demand_usd(p) for p in blocks] == [0.0]
     assert statuses == {
         "Used": 55.04,
         "UnusedCapacityReservation": 55.04,
@@ -109,13 +116,16 @@ def test_other_filter_types(clients: AwsClients) -> None:
         return sum(len(page["PriceList"]) for page in pages)
 
     region = {"Type": "TERM_MATCH", "Field": "regionCode", "Value": "us-east-1"}
+    on_demand = {"Type": "TERM_MATCH", "Field": "marketoption", "Value": "OnDemand"}
     used = {"Type": "EQUALS", "Field": "capacitystatus", "Value": "Used"}
     any_of = {"Type": "ANY_OF", "Field": "instanceType", "Value": "p5.48xlarge, p4d.24xlarge"}
     none_of = {"Type": "NONE_OF", "Field": "instanceType", "Value": "p5.48xlarge"}
     contains = {"Type": "CONTAINS", "Field": "instanceType", "Value": "g7e."}
-    assert count(region, used, any_of) == 2
-    assert count(region, used, contains) == 6
-    assert count(region, used, none_of) == count(region, used) - 1
+    assert count(region, on_demand, used, any_of) == 2
+    assert count(region, on_demand, used, contains) == 6
+    assert count(region, on_demand, used, none_of) == count(region, on_demand, used) - 1
+    # Without marketoption, each type's $0 Capacity Block row comes back too.
+    assert count(region, used, any_of) == 4
 
 
 def test_pricing_pagination_and_a_bad_token(clients: AwsClients) -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.retries import standard
 
 from bot.adapters.aws.market import AwsClients
 from bot.config import Settings
@@ -49,47 +48,13 @@ def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClie
     return _cached(live)
 
 
-# Throttling codes botocore's standard mode does not know: it retries a fixed list of
-# codes, errors the model marks retryable, and HTTP 429. EC2 answers a throttled
-# DescribeCapacityBlockOfferings with HTTP 400 and this code, and models no errors.
-EXTRA_THROTTLING_CODES = ("CapacityBlockDescribeLimitExceeded",)
-
-
 def live_client(session: boto3.session.Session, service: str, region: str) -> Any:
-    """One client with the adapter's retry policy (RETRIES, plus EXTRA_THROTTLING_CODES)."""
-    client = session.client(service, region_name=region, config=RETRIES)  # type: ignore[call-overload]
-    retries = client.meta.config.retries or {}
-    handler = _RetryThrottlingCodes(EXTRA_THROTTLING_CODES, retries["total_max_attempts"])
-    service_id = client.meta.service_model.service_id.hyphenize()
-    client.meta.events.register(
-        f"needs-retry.{service_id}", handler, unique_id="gpu-bot-throttling-codes"
-    )
-    return client
+    """One client with the adapter's retry policy (RETRIES).
 
-
-class _RetryThrottlingCodes:
-    """A `needs-retry` handler that retries these error codes the way standard mode
-    retries throttling: same attempt limit, same backoff (1 s scale, doubling, jitter).
-    botocore takes the first handler's delay that is not None; for every other error this
-    returns None and leaves the decision to the standard handler."""
-
-    def __init__(self, codes: Iterable[str], max_attempts: int) -> None:
-        self._codes = frozenset(codes)
-        self._max_attempts = max_attempts
-        self._adapter = standard.RetryEventAdapter()
-        self._backoff = standard.ExponentialBackoff(throttling_detector=self)  # type: ignore[arg-type]
-
-    def is_throttling_error_from_context(self, context: standard.RetryContext) -> bool:
-        code: object = context.get_error_code()  # the stubs say int; it is the code string
-        return code in self._codes
-
-    def __call__(self, **kwargs: Any) -> float | None:
-        context = self._adapter.create_retry_context(**kwargs)
-        if context.attempt_number >= self._max_attempts:
-            return None
-        if not self.is_throttling_error_from_context(context):
-            return None
-        return self._backoff.delay_amount(context)
+    `CapacityBlockDescribeLimitExceeded` is deliberately not retried: EC2 documents it as
+    an account limit (it also answers it when the account's Capacity Block quota is 0), so
+    retrying only spends the user's time; the quote says what it means instead."""
+    return session.client(service, region_name=region, config=RETRIES)  # type: ignore[call-overload]
 
 
 def _cached(make: Callable[[str], AwsClients]) -> Callable[[str], AwsClients]:

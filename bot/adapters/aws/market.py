@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -42,12 +44,24 @@ log = logging.getLogger(__name__)
 START_SLACK = timedelta(days=1)
 END_SLACK = timedelta(days=2)
 SPOT_LOOKBACK = timedelta(hours=3)
-TARGET_RESOURCE = {
-    Workload.TRAINING: "training-job",
-    Workload.EVALUATION: "training-job",
-    Workload.INFERENCE: "endpoint",
-    Workload.EVENT: "endpoint",
+# Price list dimensions billed per instance-hour. Other units on the same product (such as
+# a training plan's upfront fee, unit "Quantity") are not an hourly rate.
+HOURLY_UNITS = frozenset({"hrs", "hr", "hour", "hours"})
+# Fees are compared in dollars; an offering priced in anything else is left out, not summed.
+CURRENCY = "USD"
+_PRICE_LABELS = {
+    PriceKind.ON_DEMAND: "On-Demand",
+    PriceKind.SAGEMAKER_ON_DEMAND: "SageMaker On-Demand",
+    PriceKind.SPOT: "Spot",
 }
+
+
+class PriceUnavailable(Exception):
+    """No hourly figure can be given; the message says why, for the user."""
+
+
+class SkipOffering(Exception):
+    """One offering cannot be read or compared; the message says why."""
 
 
 class NoCache:
@@ -92,16 +106,23 @@ class AwsMarket:
         }
         results: dict[str, Any] = {}
         errors: dict[str, str] = {}
+        notes: dict[str, tuple[str, ...]] = {}
         for name, future in futures.items():
             try:
                 results[name] = future.result()
+            except PriceUnavailable as exc:
+                errors[name] = str(exc)
             except (ClientError, BotoCoreError) as exc:
                 log.warning("market call %s failed: %s", name, exc)
-                errors[name] = f"AWS said: {_aws_error(exc)}"
+                errors[name] = _error_reason(exc)
             except Exception as exc:
                 # One unreadable answer costs that option, not the whole quote.
                 log.exception("market call %s failed", name)
                 errors[name] = f"could not read the {name} answer ({type(exc).__name__})"
+        for name in ("capacity-block", "training-plan"):
+            found = results.get(name)
+            if isinstance(found, Found) and found.skipped:
+                notes[name] = found.skipped
         return MarketSnapshot(
             on_demand=results.get("on-demand"),
             sagemaker_on_demand=results.get("sagemaker-on-demand"),
@@ -109,6 +130,7 @@ class AwsMarket:
             capacity_blocks=tuple(results.get("capacity-block") or ()),
             training_plans=tuple(results.get("training-plan") or ()),
             errors=errors,
+            notes=notes,
         )
 
     def calls(self, request: CapacityRequest, now: datetime) -> dict[str, Callable[[], Any]]:
@@ -116,16 +138,21 @@ class AwsMarket:
         clients = self._clients_for(request.region)
         return {
             "on-demand": lambda: self._hourly(
-                PriceKind.ON_DEMAND, request, now, lambda: _ec2_on_demand(clients, request, now)
+                clients,
+                PriceKind.ON_DEMAND,
+                request,
+                now,
+                lambda: _ec2_on_demand(clients, request, now),
             ),
             "sagemaker-on-demand": lambda: self._hourly(
+                clients,
                 PriceKind.SAGEMAKER_ON_DEMAND,
                 request,
                 now,
                 lambda: _sagemaker_on_demand(clients, request, now),
             ),
             "spot": lambda: self._hourly(
-                PriceKind.SPOT, request, now, lambda: _spot(clients, request, now)
+                clients, PriceKind.SPOT, request, now, lambda: _spot(clients, request, now)
             ),
             "capacity-block": lambda: _capacity_blocks(clients, request, now),
             "training-plan": lambda: _training_plans(clients, request, now),
@@ -133,13 +160,20 @@ class AwsMarket:
 
     def _hourly(
         self,
+        clients: AwsClients,
         kind: PriceKind,
         request: CapacityRequest,
         now: datetime,
         fetch: Callable[[], HourlyPrice | None],
     ) -> HourlyPrice | None:
-        """Cache, then the API, then the catalog: the first that has a figure wins."""
-        key = f"{kind.value}:{request.region}:{request.instance_type}"
+        """Cache, then the API, then the catalog's figure for the same region.
+
+        An API that answers "no published price" (no product, or $0) is believed: the
+        catalog is asked only when the lookup itself failed, and never for another
+        region's figure. `PriceUnavailable` says why there is no figure.
+        """
+        # Sandbox and live figures never share an entry.
+        key = f"{clients.origin.value}:{kind.value}:{request.region}:{request.instance_type}"
         if kind is PriceKind.SAGEMAKER_ON_DEMAND:
             key += f":{_sagemaker_usage(request)}"  # training and hosting rates differ
         cached = self._cache.get_price(key)
@@ -150,23 +184,32 @@ class AwsMarket:
                 update={"origin": Origin.CACHE, "age_seconds": max(age, 0)}
             )
             return hit.model_copy(update={"source": source})
-        price: HourlyPrice | None
+        failure: str | None = None
         try:
             price = fetch()
-        except Exception as exc:  # any failure: the labelled catalog figure is better than none
-            log.warning("%s price lookup failed, using the catalog: %s", kind.value, exc)
-            price = None
+        except PriceUnavailable:
+            raise
+        except Exception as exc:  # a failed lookup: a labelled catalog figure is better
+            log.warning("%s price lookup failed, trying the catalog: %s", kind.value, exc)
+            price, failure = None, _aws_error(exc)
         if price is not None:
             self._cache.put_price(key, price, self._ttl)
             return price
-        return _catalog_price(self._catalog, kind, request, now)
+        fallback = _catalog_price(self._catalog, kind, request, now)
+        if fallback is None and failure is not None:
+            raise PriceUnavailable(
+                f"the {_PRICE_LABELS[kind]} price lookup failed ({failure}) and the catalog has "
+                f"no figure for {request.instance_type} in {request.region}"
+            )
+        return fallback
 
 
 def _catalog_price(
     catalog: Catalog, kind: PriceKind, request: CapacityRequest, now: datetime
 ) -> HourlyPrice | None:
+    """The catalog's figure for the request's own region; another region's is no price."""
     entry = catalog.price(kind, request.instance_type, request.region)
-    if entry is None:
+    if entry is None or entry.region != request.region:
         return None
     return HourlyPrice(
         usd_per_hour=entry.usd_per_hour,
@@ -183,12 +226,15 @@ def _source(clients: AwsClients, detail: str, now: datetime) -> PriceSource:
     return PriceSource(origin=clients.origin, detail=detail, as_of=now)
 
 
+def _utc(value: datetime) -> datetime:
+    """botocore parses SageMaker's epoch times in the host's zone, EC2's in UTC: one zone."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 # --- Pricing API ----------------------------------------------------------------------
 
 
-def _ec2_on_demand(
-    clients: AwsClients, request: CapacityRequest, now: datetime
-) -> HourlyPrice | None:
+def _ec2_on_demand(clients: AwsClients, request: CapacityRequest, now: datetime) -> HourlyPrice:
     filters = {
         "instanceType": request.instance_type,
         "regionCode": request.region,
@@ -196,24 +242,39 @@ def _ec2_on_demand(
         "tenancy": "Shared",
         "preInstalledSw": "NA",
         "capacitystatus": "Used",
+        # The list also carries Capacity Block rows for the same types, some at $0.
+        "marketoption": "OnDemand",
     }
-    usd = _first_on_demand_usd(clients.pricing, "AmazonEC2", filters, usage_hint=None)
-    if usd is None:
-        return None
+    usd = _on_demand_rate(
+        clients.pricing, "AmazonEC2", filters, lambda _attributes: True, request, "EC2"
+    )
     return HourlyPrice(usd_per_hour=usd, source=_source(clients, "Pricing API (AmazonEC2)", now))
 
 
 def _sagemaker_on_demand(
     clients: AwsClients, request: CapacityRequest, now: datetime
-) -> HourlyPrice | None:
+) -> HourlyPrice:
     filters = {"instanceName": f"ml.{request.instance_type}", "regionCode": request.region}
-    hint = _sagemaker_usage(request)
-    usd = _first_on_demand_usd(clients.pricing, "AmazonSageMaker", filters, usage_hint=hint)
-    if usd is None:
-        return None
+    usage = _sagemaker_usage(request)
+    component = _SAGEMAKER_COMPONENTS[usage]
+    # USE1-Train:ml.p5.48xlarge, or Train:… where the region has no prefix.
+    usage_re = re.compile(rf"(?:[A-Z0-9]+-)?{usage}:ml\.", re.IGNORECASE)
+
+    def wanted(attributes: dict[str, Any]) -> bool:
+        return bool(
+            usage_re.match(str(attributes.get("usagetype", "")))
+            and str(attributes.get("component", component)).lower() == component.lower()
+        )
+
+    usd = _on_demand_rate(
+        clients.pricing, "AmazonSageMaker", filters, wanted, request, f"SageMaker {component}"
+    )
     return HourlyPrice(
         usd_per_hour=usd, source=_source(clients, "Pricing API (AmazonSageMaker)", now)
     )
+
+
+_SAGEMAKER_COMPONENTS = {"Train": "Training", "Host": "Hosting"}
 
 
 def _sagemaker_usage(request: CapacityRequest) -> str:
@@ -221,36 +282,57 @@ def _sagemaker_usage(request: CapacityRequest) -> str:
     return "Host" if request.workload in (Workload.INFERENCE, Workload.EVENT) else "Train"
 
 
-def _first_on_demand_usd(
-    pricing: PricingClient, service: str, filters: dict[str, str], usage_hint: str | None
-) -> float | None:
-    """The On-Demand USD price of the first product that matches (and the usage hint)."""
+def _on_demand_rate(
+    pricing: PricingClient,
+    service: str,
+    filters: dict[str, str],
+    wanted: Callable[[dict[str, Any]], bool],
+    request: CapacityRequest,
+    what: str,
+) -> float:
+    """The On-Demand USD per hour of the first wanted product with a non-zero hourly rate.
+
+    Raises `PriceUnavailable` when the list has no such product, or shows only $0 (no
+    published price, not a free instance)."""
     paginator = pricing.get_paginator("get_products")
     pages = paginator.paginate(
         ServiceCode=service,
         Filters=[{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
         FormatVersion="aws_v1",
     )
+    zero = False
     for page in pages:
         for raw in page.get("PriceList", []):
             product = json.loads(raw) if isinstance(raw, str) else raw
-            usage = str(product.get("product", {}).get("attributes", {}).get("usagetype", ""))
-            if usage_hint and usage_hint.lower() not in usage.lower():
+            if not wanted(product.get("product", {}).get("attributes", {})):
                 continue
-            usd = _on_demand_usd(product)
-            if usd is not None and usd > 0:
-                return usd
-    return None
+            rates = _hourly_usd_rates(product)
+            positive = [r for r in rates if r > 0]
+            if positive:
+                return float(positive[0])
+            zero = zero or bool(rates)
+    where = f"{request.instance_type} in {request.region}"
+    if zero:
+        raise PriceUnavailable(
+            f"no published {what} On-Demand price for {where}: the AWS price list shows $0, "
+            "which means no published price, not a free instance"
+        )
+    raise PriceUnavailable(f"no published {what} On-Demand price for {where} (AWS price list)")
 
 
-def _on_demand_usd(product: dict[str, Any]) -> float | None:
-    """The first non-zero On-Demand USD figure (a zero-priced dimension is not the rate)."""
+def _hourly_usd_rates(product: dict[str, Any]) -> list[Decimal]:
+    """The product's On-Demand USD rates per hour; other units and currencies are left out."""
+    rates = []
     for term in product.get("terms", {}).get("OnDemand", {}).values():
         for dimension in term.get("priceDimensions", {}).values():
-            usd = dimension.get("pricePerUnit", {}).get("USD")
-            if usd is not None and float(usd) > 0:
-                return float(usd)
-    return None
+            if str(dimension.get("unit", "")).lower() not in HOURLY_UNITS:
+                continue
+            usd = dimension.get("pricePerUnit", {}).get(CURRENCY)
+            try:
+                rates.append(Decimal(str(usd)))
+            except InvalidOperation:
+                continue
+    return rates
 
 
 # --- Spot -----------------------------------------------------------------------------
@@ -271,6 +353,7 @@ def _spot(clients: AwsClients, request: CapacityRequest, now: datetime) -> Hourl
             price = float(entry.get("SpotPrice", "0"))
             if stamp is None or price <= 0:
                 continue
+            stamp = _utc(stamp)
             if zone not in latest or stamp > latest[zone][0]:
                 latest[zone] = (stamp, price)
     if not latest:
@@ -283,12 +366,56 @@ def _spot(clients: AwsClients, request: CapacityRequest, now: datetime) -> Hourl
     )
 
 
+# --- Reserved offerings ---------------------------------------------------------------
+
+
+class Found(list[Offering]):
+    """Offerings read from one search, and `skipped`: a line for each one left out."""
+
+    def __init__(self, offerings: list[Offering] | None = None, skipped: list[str] | None = None):
+        super().__init__(offerings or [])
+        self.skipped = tuple(skipped or ())
+
+
+def _read_all(raws: list[Any], read: Callable[[Any], Offering], label: str, id_field: str) -> Found:
+    offerings: list[Offering] = []
+    skipped: list[str] = []
+    for raw in raws:
+        try:
+            offerings.append(read(raw))
+        except SkipOffering as exc:
+            name = raw.get(id_field) if isinstance(raw, dict) else None
+            skipped.append(f"left out {label} offering {name or '(no id)'}: {exc}")
+            log.warning("%s offering %s left out: %s", label, name, exc)
+    return Found(offerings, skipped)
+
+
+def _need(raw: dict[str, Any], field: str) -> Any:
+    value = raw.get(field)
+    if value is None or value == "":
+        raise SkipOffering(f"AWS sent no {field}")
+    return value
+
+
+def _fee(raw: dict[str, Any]) -> tuple[float, str]:
+    """The upfront fee in USD, or `SkipOffering`: a fee in another currency is not summed."""
+    text = _need(raw, "UpfrontFee")
+    try:
+        fee = Decimal(str(text))
+    except InvalidOperation:
+        raise SkipOffering(f"UpfrontFee {text!r} is not a number") from None
+    if not fee.is_finite() or fee <= 0:
+        raise SkipOffering(f"UpfrontFee {text!r} is not a price")
+    currency = str(raw.get("CurrencyCode") or CURRENCY).upper()
+    if currency != CURRENCY:
+        raise SkipOffering(f"priced in {currency}; only {CURRENCY} fees are compared")
+    return float(fee), currency
+
+
 # --- Capacity Blocks ------------------------------------------------------------------
 
 
-def _capacity_blocks(
-    clients: AwsClients, request: CapacityRequest, now: datetime
-) -> list[Offering]:
+def _capacity_blocks(clients: AwsClients, request: CapacityRequest, now: datetime) -> Found:
     hours = rules.capacity_block_duration_for(request.duration_hours)
     if (
         hours is None
@@ -296,9 +423,9 @@ def _capacity_blocks(
         or request.count > rules.CB_MAX_INSTANCES_PER_BLOCK
         or rules.capacity_block_start_too_far(request.start, now)
     ):
-        return []  # the comparison explains why; no point asking AWS
+        return Found()  # the comparison explains why; no point asking AWS
     start_from = max(request.start - START_SLACK, now)
-    offerings: list[Offering] = []
+    raws: list[Any] = []
     paginator = clients.ec2.get_paginator("describe_capacity_block_offerings")
     for page in paginator.paginate(
         InstanceType=request.instance_type,
@@ -306,34 +433,40 @@ def _capacity_blocks(
         CapacityDurationHours=hours,
         StartDateRange=start_from,
         EndDateRange=request.start + timedelta(hours=hours) + END_SLACK,
-        AllAvailabilityZones=True,
     ):
-        for raw in page.get("CapacityBlockOfferings", []):
-            offerings.append(_capacity_block_offering(clients, raw, now))
-    return offerings
+        raws.extend(page.get("CapacityBlockOfferings", []))
+    return _read_all(
+        raws,
+        lambda raw: _capacity_block_offering(clients, raw, now),
+        "Capacity Block",
+        "CapacityBlockOfferingId",
+    )
 
 
 def _capacity_block_offering(clients: AwsClients, raw: Any, now: datetime) -> Offering:
-    hours = raw["CapacityBlockDurationHours"] + raw.get("CapacityBlockDurationMinutes", 0) / 60
-    zone = raw.get("AvailabilityZone")
-    part = OfferingPart(
-        instance_type=raw["InstanceType"],
-        count=raw["InstanceCount"],
-        zone=zone,
-        start=raw["StartDate"],
-        end=raw["EndDate"],
+    fee, currency = _fee(raw)
+    start, end = _utc(_need(raw, "StartDate")), _utc(_need(raw, "EndDate"))
+    if end <= start:
+        raise SkipOffering("it ends before it starts")
+    hours = (
+        _need(raw, "CapacityBlockDurationHours")
+        + (raw.get("CapacityBlockDurationMinutes") or 0) / 60
     )
+    instance_type, count = _need(raw, "InstanceType"), _need(raw, "InstanceCount")
+    zone = raw.get("AvailabilityZone")
+    part = OfferingPart(instance_type=instance_type, count=count, zone=zone, start=start, end=end)
     return Offering(
         kind=ReservationKind.CAPACITY_BLOCK,
-        offering_id=raw["CapacityBlockOfferingId"],
-        instance_type=raw["InstanceType"],
-        count=raw["InstanceCount"],
-        start=raw["StartDate"],
-        end=raw["EndDate"],
+        offering_id=_need(raw, "CapacityBlockOfferingId"),
+        instance_type=instance_type,
+        count=count,
+        start=start,
+        end=end,
         duration_hours=hours,
-        upfront_usd=float(raw["UpfrontFee"]),
-        currency=raw.get("CurrencyCode", "USD"),
+        upfront_usd=fee,
+        currency=currency,
         zone=zone,
+        zone_type=raw.get("ZoneType"),
         parts=(part,),
         source=_source(clients, "DescribeCapacityBlockOfferings", now),
     )
@@ -342,57 +475,79 @@ def _capacity_block_offering(clients: AwsClients, raw: Any, now: datetime) -> Of
 # --- Training plans -------------------------------------------------------------------
 
 
-def _training_plans(clients: AwsClients, request: CapacityRequest, now: datetime) -> list[Offering]:
+def _training_plans(clients: AwsClients, request: CapacityRequest, now: datetime) -> Found:
     hours = rules.training_plan_duration_for(request.duration_hours)
     count = rules.training_plan_count_for(request.count)
     if hours is None or count is None or request.environment is Environment.EC2:
-        return []
+        return Found()
     response = clients.sagemaker.search_training_plan_offerings(
         InstanceType=f"ml.{request.instance_type}",  # type: ignore[arg-type]
         InstanceCount=count,
         StartTimeAfter=max(request.start - START_SLACK, now),
         EndTimeBefore=request.start + timedelta(hours=hours) + END_SLACK,
         DurationHours=hours,
-        TargetResources=[TARGET_RESOURCE[request.workload]],  # type: ignore[list-item]
+        TargetResources=[rules.training_plan_target(request.workload)],  # type: ignore[list-item]
     )
-    return [
-        _training_plan_offering(clients, raw, now)
-        for raw in response.get("TrainingPlanOfferings", [])
-        if raw.get("ReservedCapacityOfferings")  # without parts there is no window to show
-    ]
+    return _read_all(
+        list(response.get("TrainingPlanOfferings", [])),
+        lambda raw: _training_plan_offering(clients, raw, now),
+        "training plan",
+        "TrainingPlanOfferingId",
+    )
 
 
 def _training_plan_offering(clients: AwsClients, raw: Any, now: datetime) -> Offering:
+    fee, currency = _fee(raw)
+    raw_parts = raw.get("ReservedCapacityOfferings") or []
+    if not raw_parts:
+        raise SkipOffering("AWS sent no ReservedCapacityOfferings (no window to show)")
     parts = tuple(
         OfferingPart(
-            instance_type=p["InstanceType"].removeprefix("ml."),
-            count=p["InstanceCount"],
+            instance_type=str(_need(p, "InstanceType")).removeprefix("ml."),
+            count=_need(p, "InstanceCount"),
             zone=p.get("AvailabilityZone"),
-            start=p["StartTime"],
-            end=p["EndTime"],
+            start=_utc(_need(p, "StartTime")),
+            end=_utc(_need(p, "EndTime")),
         )
-        for p in raw.get("ReservedCapacityOfferings", [])
+        for p in raw_parts
     )
-    hours = raw.get("DurationHours", 0) + raw.get("DurationMinutes", 0) / 60
+    hours = _need(raw, "DurationHours") + (raw.get("DurationMinutes") or 0) / 60
+    if hours <= 0:
+        raise SkipOffering(f"DurationHours {hours} is not a duration")
     # Parts side by side in time add up; parts one after another do not.
     concurrent: dict[tuple[datetime, datetime], int] = {}
     for p in parts:
         concurrent[(p.start, p.end)] = concurrent.get((p.start, p.end), 0) + p.count
-    count = max(concurrent.values(), default=0)
     return Offering(
         kind=ReservationKind.TRAINING_PLAN,
-        offering_id=raw["TrainingPlanOfferingId"],
-        instance_type=parts[0].instance_type if parts else "",
-        count=count,
+        offering_id=_need(raw, "TrainingPlanOfferingId"),
+        instance_type=parts[0].instance_type,
+        count=max(concurrent.values()),
         start=min(p.start for p in parts),
         end=max(p.end for p in parts),
         duration_hours=hours,
-        upfront_usd=float(raw["UpfrontFee"]),
-        currency=raw.get("CurrencyCode", "USD"),
-        zone=parts[0].zone if parts else None,
+        upfront_usd=fee,
+        currency=currency,
+        zone=parts[0].zone,
         parts=parts,
         source=_source(clients, "SearchTrainingPlanOfferings", now),
     )
+
+
+# Errors that say something about the account, not about this one call.
+ACCOUNT_LIMIT_CODES = frozenset({"CapacityBlockDescribeLimitExceeded"})
+
+
+def _error_reason(exc: Exception) -> str:
+    """What the user reads when a lookup failed."""
+    code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+    if code in ACCOUNT_LIMIT_CODES:
+        return (
+            "this AWS account has reached its Capacity Block limit "
+            f"({code}): EC2 answers this when the account's Capacity Block quota is used "
+            "up or is 0; ask AWS (Service Quotas or your account team) to raise it"
+        )
+    return f"AWS said: {_aws_error(exc)}"
 
 
 def _aws_error(exc: Exception) -> str:

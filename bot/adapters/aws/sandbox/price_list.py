@@ -18,7 +18,14 @@ from bot.domain.catalog import CatalogPrice, InstanceType, PriceKind
 
 # The Pricing API lists each EC2 type once per capacity status; a caller that forgets the
 # capacitystatus=Used filter gets all three (one of them free), as it would from AWS.
-_CAPACITY_STATUSES = ("Used", "UnusedCapacityReservation", "AllocatedCapacityReservation")
+# The list also carries Capacity Block rows for the same types, at $0 (the block's fee is
+# the offering's): a caller that forgets marketoption=OnDemand meets them, as on AWS.
+_EC2_ROWS = (
+    ("Used", "OnDemand"),
+    ("UnusedCapacityReservation", "OnDemand"),
+    ("AllocatedCapacityReservation", "OnDemand"),
+    ("Used", "CapacityBlock"),
+)
 _EC2_USAGE = {
     "Used": "BoxUsage",
     "UnusedCapacityReservation": "UnusedBox",
@@ -61,8 +68,9 @@ class PriceList:
     def _ec2_products(self) -> list[dict[str, Any]]:
         products = []
         for entry, region, price in self._priced(PriceKind.ON_DEMAND):
-            for status in _CAPACITY_STATUSES:
-                rate = Decimal(0) if status == "AllocatedCapacityReservation" else _usd(price)
+            for status, market in _EC2_ROWS:
+                free = status == "AllocatedCapacityReservation" or market == "CapacityBlock"
+                rate = Decimal(0) if free else _usd(price)
                 attributes = {
                     "servicecode": "AmazonEC2",
                     "instanceType": entry.instance_type,
@@ -77,8 +85,9 @@ class PriceList:
                     "preInstalledSw": "NA",
                     "licenseModel": "No License required",
                     "capacitystatus": status,
+                    "marketoption": market,
                     "operation": "RunInstances",
-                    "usagetype": _ec2_usage_type(region, status, entry.instance_type),
+                    "usagetype": _ec2_usage_type(region, status, market, entry.instance_type),
                 }
                 text = f"${rate:.4f} per On Demand Linux {entry.instance_type} Instance Hour"
                 products.append(
@@ -119,10 +128,11 @@ class PriceList:
         return found
 
 
-def _ec2_usage_type(region: str, status: str, instance_type: str) -> str:
+def _ec2_usage_type(region: str, status: str, market: str, instance_type: str) -> str:
     # EC2 leaves the region prefix off in us-east-1 only.
     prefix = "" if region == "us-east-1" else f"{usage_prefix(region)}-"
-    return f"{prefix}{_EC2_USAGE[status]}:{instance_type}"
+    usage = "CapacityBlock" if market == "CapacityBlock" else _EC2_USAGE[status]
+    return f"{prefix}{usage}:{instance_type}"
 
 
 def _usd(price: CatalogPrice) -> Decimal:
