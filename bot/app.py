@@ -7,6 +7,7 @@ what it needs handed in, so no layer depends on the choice of adapters made here
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,12 +15,14 @@ from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
+from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.clients import clients_factory
-from bot.adapters.aws.market import AwsMarket
+from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.clock import SystemClock
 from bot.adapters.slack.client import make_web_client
 from bot.adapters.slack.groups import SlackGroupDirectory
 from bot.adapters.slack.notifier import SlackNotifier
+from bot.adapters.slack.poster import SlackPoster, once_only_client
 from bot.adapters.store import RedisStore, open_store
 from bot.background import Background
 from bot.config import Settings
@@ -28,10 +31,12 @@ from bot.domain.catalog import default_catalog
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
 from bot.services.container import Services
+from bot.services.delivery import OnceOnly
 from bot.services.jobs import NOTIFY, QUOTE, QUOTE_ONLY, TIMEOUT, JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, MarketData, Notifier
 from bot.services.quoting import QuoteService
+from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
 from bot.services.requests import RequestService
 from handlers import register
@@ -59,13 +64,17 @@ def build_services(
     market: MarketData | None = None,
     slack: WebClient | None = None,
     notifier: Notifier | None = None,
+    aws: Callable[[str], AwsClients] | None = None,
 ) -> Wiring:
+    """`aws`: region -> clients (default: live or sandbox by settings), shared by every
+    flow so that what one buys, the others see."""
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
+    aws = aws or clients_factory(settings, clock)
     if market is None:
         market = AwsMarket(
-            clients_factory(settings, clock),
+            aws,
             catalog,
             cache=store,
             price_ttl=settings.price_cache_ttl,
@@ -90,6 +99,21 @@ def build_services(
     jobs.register(QUOTE_ONLY, requests.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
+    approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
+    aftercare = AwsAftercare(aws, catalog, clock)
+    poster = SlackPoster(once_only_client(token, str(slack.base_url)))
+    reminders = ReminderService(
+        store,
+        OnceOnly(store, poster, clock),
+        clock,
+        before_start=settings.remind_before_start,
+        before_end=settings.remind_before_expiry,
+        approval_channel=approval_channel,
+        extensions=aftercare,
+        leftovers=aftercare,
+    )
+    reminders.register(jobs)
+    store.follow(reminders.jobs_for_change)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -101,6 +125,7 @@ def build_services(
         notifications=notifications,
         replies=Replies(notifier),
         jobs=jobs,
+        reminders=reminders,
         background=Background(),
         slack=slack,
         notifier=notifier,

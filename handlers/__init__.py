@@ -5,12 +5,13 @@ from __future__ import annotations
 from slack_bolt import App
 
 from bot.services.container import Services
-from handlers import actions, commands, home, middleware, views
+from handlers import actions, aftercare, commands, home, middleware, views
 
 
 def register(app: App, services: Services) -> None:
     middleware.register(app, services)
     commands.register(app, services)
     actions.register(app, services)
+    aftercare.register(app, services)
     views.register(app, services)
     home.register(app, services)

@@ -13,7 +13,7 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from bot.adapters.aws.market import AwsMarket
+from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
@@ -87,13 +87,17 @@ class BotUnderTest:
             }
         )
         self.market = SandboxMarket(clock=clock)
-        market = AwsMarket(
-            lambda region: sandbox_clients(self.market, region),  # type: ignore[arg-type,return-value]
-            _catalog(),
-            cache=store,
-        )
+        clients: dict[str, AwsClients] = {}
+
+        def aws(region: str) -> AwsClients:
+            if region not in clients:
+                clients[region] = sandbox_clients(self.market, region)
+            return clients[region]
+
+        market = AwsMarket(aws, _catalog(), cache=store)
+        self.aws = aws
         self.services: Wiring = build_services(
-            self.settings, clock=clock, store=store, market=market
+            self.settings, clock=clock, store=store, market=market, aws=aws
         )
         self.app = build_app(self.services)
         self.worker = Worker(self.services)

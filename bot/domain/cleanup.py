@@ -114,7 +114,8 @@ class CleanupPrompt(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     status: PromptStatus = PromptStatus.OPEN
-    prompts: int = 0  # how many times the requester was asked
+    prompts: int = 0  # how many times the requester was asked since the last answer
+    sent: int = 0  # messages sent about it, ever: numbers each one's delivery key
     escalated: bool = False  # the approval channel was told
     next_at: datetime | None = None  # when the prompt job runs next
     answered_by: str | None = None
@@ -152,13 +153,17 @@ def next_step(prompt: CleanupPrompt, found: Inventory, now: datetime) -> Plan:
         later = now + REPEAT_AFTER
         if prompt.escalated:
             return Plan(Step.WAIT, _with(prompt, next_at=later, usd_per_hour=cost))
-        return Plan(Step.ESCALATE, _with(prompt, escalated=True, next_at=later, usd_per_hour=cost))
+        escalated = _with(
+            prompt, escalated=True, next_at=later, usd_per_hour=cost, sent=prompt.sent + 1
+        )
+        return Plan(Step.ESCALATE, escalated)
     return Plan(
         Step.PROMPT,
         _with(
             prompt,
             status=PromptStatus.OPEN,
             prompts=prompt.prompts + 1,
+            sent=prompt.sent + 1,
             next_at=now + REPEAT_AFTER,
             usd_per_hour=cost,
         ),

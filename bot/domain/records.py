@@ -6,7 +6,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.cleanup import CleanupPrompt
 from bot.domain.comparison import Option, OptionKind
+from bot.domain.extension import Extension
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
 from bot.domain.recommendation import Quote
@@ -105,6 +107,8 @@ class CapacityRecord(_Frozen):
     failure: str | None = None
     attempts: tuple[PurchaseAttempt, ...] = ()  # oldest first
     reservation: Reservation | None = None
+    extension: Extension | None = None  # the latest extension asked for
+    cleanup: CleanupPrompt | None = None  # after the end: the cleanup prompt
 
     @property
     def attempt(self) -> PurchaseAttempt | None:

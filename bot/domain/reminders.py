@@ -19,7 +19,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
+from bot.domain.lifecycle import State
 from bot.domain.offering_rules import CB_EXPIRY_WARNING, CB_TERMINATION_LEAD
+from bot.domain.records import CapacityRecord
 
 CAPACITY_BLOCK = "capacity-block"
 # A reminder sent more than this after its moment says so ("late").
@@ -229,3 +231,78 @@ def human_duration(delta: timedelta) -> str:
     if hours:
         return f"{hours} h {mins} min" if mins else f"{hours} h"
     return f"{mins} min" if mins else "less than a minute"
+
+
+# --- following a request's changes ------------------------------------------------------
+
+# Once a request is in one of these, none of its reminders makes sense any more.
+STOPPED = frozenset(
+    {State.CANCELLED, State.FAILED, State.CLEANED_UP, State.REJECTED, State.TIMED_OUT}
+)
+
+
+@dataclass(frozen=True)
+class Follow:
+    """The reminder jobs a change calls for, written in the same compare-and-set."""
+
+    schedule: tuple[Reminder, ...] = ()
+    cancel: tuple[str, ...] = ()  # slots
+    cleanup_at: datetime | None = None  # start the cleanup prompt then
+    stop_cleanup: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.schedule or self.cancel or self.cleanup_at or self.stop_cleanup)
+
+
+def follow(
+    old: CapacityRecord | None,
+    new: CapacityRecord,
+    before_start: Sequence[timedelta],
+    before_end: Sequence[timedelta],
+    now: datetime,
+) -> Follow:
+    """What a change from `old` to `new` does to the request's reminders.
+
+    Bought: every reminder of the window. Delivered (tracking saw it active): at start.
+    Dates moved (an extension): the reminders about the moved start or end move with it.
+    Ended (tracking saw it expire): the cleanup prompt. Cancelled, failed or cleaned up:
+    none any more.
+    """
+    old_state = old.state if old else None
+    slots = all_slots(new.id, before_start, before_end)
+    if new.state in STOPPED:
+        if old_state in STOPPED:
+            return Follow()
+        return Follow(cancel=tuple(slots), stop_cleanup=new.state is not State.EXPIRED)
+    res = new.reservation
+    if res is None:
+        return Follow()
+    was = old.reservation if old else None
+    schedule: list[Reminder] = []
+    if was is None:
+        schedule += plan_after_purchase(new.id, res, before_start, before_end, now)
+    else:
+        if res.start != was.start and res.start > now:
+            schedule += [r for r in _before_start(new.id, res, before_start) if r.due > now]
+        if res.end != was.end:
+            schedule += end_reminders(new.id, res, before_end, now)
+    entered = new.state is not old_state
+    if entered and new.state is State.ACTIVE:
+        schedule.append(at_start(new.id, res, now))
+    cleanup_at = max(now, res.end) if entered and new.state is State.EXPIRED else None
+    kept = {r.slot for r in schedule}
+    # Reminders about a start or end that moved (or ended) and were not planned again.
+    gone: set[str] = set()
+    if cleanup_at is not None:
+        gone |= set(slots)
+    if was is not None and res.start != was.start:
+        gone |= {s for s in slots if _kind(s) is ReminderKind.BEFORE_START}
+    if was is not None and res.end != was.end:
+        gone |= {s for s in slots if _kind(s).about_end}
+    cancel = tuple(s for s in slots if s in gone and s not in kept)
+    return Follow(schedule=tuple(schedule), cancel=cancel, cleanup_at=cleanup_at)
+
+
+def _kind(slot: str) -> ReminderKind:
+    return ReminderKind(slot.split(":")[1])

@@ -13,6 +13,7 @@ from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, Store
 from bot.services.quoting import QuoteService
+from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
 from bot.services.requests import RequestService
 
@@ -31,6 +32,7 @@ class Services:
     notifications: NotificationService
     replies: Replies
     jobs: JobRegistry
+    reminders: ReminderService
     background: Background
 
     def close(self) -> None:

@@ -32,3 +32,5 @@ def test_manifest_has_what_the_features_need() -> None:
     assert "app_home_opened" in settings["event_subscriptions"]["bot_events"]
     scopes = set(m["oauth_config"]["scopes"]["bot"])  # type: ignore[index]
     assert {"commands", "chat:write", "users:read", "usergroups:read", "im:write"} <= scopes
+    # conversations.history finds a reminder by its delivery key after an uncertain post
+    assert {"im:history", "channels:history", "groups:history"} <= scopes

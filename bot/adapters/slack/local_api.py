@@ -59,6 +59,12 @@ class _Fault:
     status: int
     times: int
     retry_after: int | None = None
+    after_effect: bool = False  # the call takes effect, then the error is answered
+
+
+def dm_channel(channel: str) -> str:
+    """A user id stands for the DM channel with that user."""
+    return "D" + channel[1:] if channel.startswith(("U", "W")) else channel
 
 
 @dataclass
@@ -68,6 +74,8 @@ class LocalSlackApi:
 
     def __post_init__(self) -> None:
         self._faults: dict[str, _Fault] = {}
+        # Posted messages by channel, oldest first: conversations.history reads them.
+        self.messages: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._view_ids = itertools.count(1)
@@ -77,6 +85,9 @@ class LocalSlackApi:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:
+                api._handle(self)
+
+            def do_GET(self) -> None:  # conversations.history is a GET
                 api._handle(self)
 
             def log_message(self, format: str, *args: Any) -> None:
@@ -108,11 +119,28 @@ class LocalSlackApi:
     # --- control and reading ----------------------------------------------------------
 
     def fail(
-        self, method: str, status: int, times: int = 1, retry_after: int | None = None
+        self,
+        method: str,
+        status: int,
+        times: int = 1,
+        retry_after: int | None = None,
+        after_effect: bool = False,
     ) -> None:
-        """The next `times` calls of `method` answer `status` (429 with Retry-After)."""
+        """The next `times` calls of `method` answer `status` (429 with Retry-After);
+        with `after_effect` the call takes effect first (a post that happened, answered
+        500: the uncertain outcome)."""
         with self._lock:
-            self._faults[method] = _Fault(status, times, retry_after)
+            self._faults[method] = _Fault(status, times, retry_after, after_effect)
+
+    def delivery_keys(self) -> list[str]:
+        """The delivery key of every message posted (one per message, duplicates kept)."""
+        with self._lock:
+            return [
+                str(m["metadata"]["event_payload"]["key"])
+                for messages in self.messages.values()
+                for m in messages
+                if (m.get("metadata") or {}).get("event_payload", {}).get("key")
+            ]
 
     def reset(self) -> None:
         with self._lock:
@@ -143,12 +171,13 @@ class LocalSlackApi:
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length).decode()
-        path = urlparse(request.path).path
-        args: dict[str, Any]
+        url = urlparse(request.path)
+        path = url.path
+        args: dict[str, Any] = {k: v[0] for k, v in parse_qs(url.query).items()}
         if request.headers.get("Content-Type", "").startswith("application/json"):
-            args = json.loads(raw or "{}")
+            args |= json.loads(raw or "{}")
         else:
-            args = {k: v[0] for k, v in parse_qs(raw).items()}
+            args |= {k: v[0] for k, v in parse_qs(raw).items()}
         token: str | None = None
         if path.startswith("/response/"):
             method, token = RESPONSE_URL_METHOD, path.rsplit("/", 1)[1]
@@ -159,6 +188,8 @@ class LocalSlackApi:
             fault = self._faults.get(method)
             if fault and fault.times > 0:
                 fault.times -= 1
+                if fault.after_effect:
+                    self._answer(method, args)
                 status = fault.status
                 error = "ratelimited" if status == 429 else "internal_error"
                 body: dict[str, Any] = {"ok": False, "error": error}
@@ -188,10 +219,20 @@ class LocalSlackApi:
                 "bot_id": "BGPUBOT",
             }
         if method in ("chat.postMessage", "chat.update"):
-            channel = str(args.get("channel", ""))
-            if channel.startswith(("U", "W")):
-                channel = "D" + channel[1:]  # the DM channel with that user
-            return {"ok": True, "channel": channel, "ts": args.get("ts") or self._next_ts()}
+            channel = dm_channel(str(args.get("channel", "")))
+            ts = args.get("ts") or self._next_ts()
+            if method == "chat.postMessage":
+                message = {"type": "message", "ts": ts, "text": args.get("text", "")}
+                metadata = _decoded(args.get("metadata"), None)
+                if metadata:
+                    message["metadata"] = metadata
+                self.messages.setdefault(channel, []).append(message)
+            return {"ok": True, "channel": channel, "ts": ts}
+        if method == "conversations.open":
+            users = str(args.get("users", ""))
+            return {"ok": True, "channel": {"id": dm_channel(users.split(",")[0])}}
+        if method == "conversations.history":
+            return self._history(args)
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self._next_ts()}
         if method.startswith("views."):
@@ -200,6 +241,29 @@ class LocalSlackApi:
         if method == "usergroups.users.list":
             return {"ok": True, "users": self.groups.get(str(args.get("usergroup")), [])}
         return {"ok": True}
+
+    def _history(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Newest first, paged by `limit` and `cursor` (an offset here). Metadata only with
+        include_all_metadata, as Slack does. `oldest` is not applied: these ts are counters,
+        not times."""
+        channel = str(args.get("channel", ""))
+        if channel not in self.messages and not channel.startswith(("C", "D", "G")):
+            return {"ok": False, "error": "channel_not_found"}
+        newest_first = self.messages.get(channel, [])[::-1]
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 100)
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        page = [
+            m if with_metadata else {k: v for k, v in m.items() if k != "metadata"}
+            for m in newest_first[start : start + limit]
+        ]
+        more = start + limit < len(newest_first)
+        return {
+            "ok": True,
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
 
     def _next_ts(self) -> str:
         return f"{1_700_000_000 + next(self._ts)}.000100"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any, cast
@@ -21,7 +21,13 @@ from bot.domain.audit import AuditEntry
 from bot.domain.lifecycle import State
 from bot.domain.market import HourlyPrice
 from bot.domain.records import CapacityRecord
-from bot.services.ports import ClaimedJob, Job, VersionConflict
+from bot.services.ports import (
+    ClaimedJob,
+    DeliveryRecord,
+    DeliveryState,
+    Job,
+    VersionConflict,
+)
 
 
 def _script(name: str) -> str:
@@ -45,6 +51,8 @@ def _decode(job_id: str, raw: str, token: str) -> ClaimedJob:
 # How long a delivery key is kept: longer than anything can still be sent about one
 # request (a reservation runs at most 182 days; reminders and cleanup follow its end).
 DELIVERY_KEPT = timedelta(days=200)
+# Given the old record (None on create) and the new one: jobs to schedule, ids to cancel.
+Follower = Callable[[CapacityRecord | None, CapacityRecord], tuple[Sequence[Job], Sequence[str]]]
 # Blocking reads stay under the client's 5 s socket timeout.
 MAX_BLOCK_SECONDS = 4.0
 
@@ -61,6 +69,27 @@ class RedisStore:
         self._claim = client.register_script(_script("claim.lua"))
         self._release = client.register_script(_script("release.lua"))
         self._extend = client.register_script(_script("extend.lua"))
+        self._pace = client.register_script(_script("pace.lua"))
+        self._followers: list[Follower] = []
+
+    def follow(self, follower: Follower) -> None:
+        """Ask `follower` on every create and save which jobs the change calls for (the
+        reminders follow their request); they are written in the same step."""
+        self._followers.append(follower)
+
+    def _followed(
+        self,
+        old: CapacityRecord | None,
+        new: CapacityRecord,
+        schedule: Sequence[Job],
+        cancel: Sequence[str],
+    ) -> tuple[list[Job], list[str]]:
+        jobs, cancelled = list(schedule), list(cancel)
+        for follower in self._followers:
+            more, fewer = follower(old, new)
+            jobs += more
+            cancelled += [job for job in fewer if job not in {j.id for j in jobs}]
+        return jobs, cancelled
 
     def key(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
@@ -90,13 +119,14 @@ class RedisStore:
         self, record: CapacityRecord, audit: AuditEntry, schedule: Sequence[Job] = ()
     ) -> CapacityRecord:
         """Store a new record at version 1; `VersionConflict` if the id exists."""
+        schedule, cancel = self._followed(None, record, schedule, ())
         return self._write(
             record,
             expected_version=0,
             old_state=record.state,
             audit=audit,
             schedule=schedule,
-            cancel=(),
+            cancel=cancel,
         )
 
     def save(
@@ -111,6 +141,7 @@ class RedisStore:
 
         The audit entry and the job changes are written in the same step.
         """
+        schedule, cancel = self._followed(old, new, schedule, cancel)
         return self._write(
             new,
             expected_version=old.version,
@@ -307,6 +338,36 @@ class RedisStore:
         """Record a delivery for `keep` (then it is forgotten: the keys do not pile up)."""
         seconds = max(int(keep.total_seconds()), 1)
         self.redis.set(self.key("delivered", key), at.isoformat(), ex=seconds)
+
+    # --- deliveries sent once (see bot/services/delivery.py) -------------------------
+
+    def delivery(self, key: str) -> DeliveryRecord | None:
+        raw = self.redis.get(self.key("delivery", key))
+        if not raw:
+            return None
+        data = json.loads(raw)
+        return DeliveryRecord(
+            state=DeliveryState(data["state"]),
+            channel=data["channel"],
+            at=datetime.fromisoformat(data["at"]),
+            ts=data.get("ts"),
+        )
+
+    def record_delivery(self, key: str, record: DeliveryRecord) -> None:
+        data = {
+            "state": record.state.value,
+            "channel": record.channel,
+            "at": record.at.isoformat(),
+            "ts": record.ts,
+        }
+        self.redis.set(self.key("delivery", key), json.dumps(data), ex=int(DELIVERY_KEPT.total_seconds()))
+
+    def pace(self, channel: str, now: datetime, interval_s: float) -> float:
+        wait_ms = self._pace(
+            keys=[self.key("pace", channel)],
+            args=[int(now.timestamp() * 1000), max(int(interval_s * 1000), 1)],
+        )
+        return int(wait_ms) / 1000
 
 
 def _id_order(request_id: str) -> tuple[int, str]:

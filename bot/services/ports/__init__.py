@@ -1,7 +1,17 @@
 """The outside world as the services see it: small interfaces, and the types they speak,
 that the adapters implement. Services import these, never an adapter."""
 
+from bot.services.ports.aftercare import ExtensionMarket, Leftovers
 from bot.services.ports.clock import Clock
+from bot.services.ports.delivery import (
+    DeliveryLog,
+    DeliveryRecord,
+    DeliveryState,
+    Poster,
+    RateLimited,
+    Refused,
+    Uncertain,
+)
 from bot.services.ports.jobs import ClaimedJob, Job, JobQueue
 from bot.services.ports.market import MarketData, PriceCache
 from bot.services.ports.people import GroupDirectory, Notifier
@@ -12,13 +22,22 @@ __all__ = [
     "ClaimedJob",
     "Clock",
     "Deliveries",
+    "DeliveryLog",
+    "DeliveryRecord",
+    "DeliveryState",
+    "ExtensionMarket",
     "GroupDirectory",
     "Job",
     "JobQueue",
+    "Leftovers",
     "MarketData",
     "Notifier",
+    "Poster",
     "PriceCache",
+    "RateLimited",
+    "Refused",
     "Requests",
     "Store",
+    "Uncertain",
     "VersionConflict",
 ]

@@ -9,6 +9,7 @@ from typing import Protocol
 from bot.domain.audit import AuditEntry
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
+from bot.services.ports.delivery import DeliveryLog
 from bot.services.ports.jobs import Job, JobQueue
 
 
@@ -71,7 +72,7 @@ class Deliveries(Protocol):
     def mark_delivered(self, key: str, at: datetime) -> None: ...
 
 
-class Store(Requests, JobQueue, Cache, Deliveries, Protocol):
+class Store(Requests, JobQueue, Cache, Deliveries, DeliveryLog, Protocol):
     """Everything the services and the worker need of the store."""
 
     def ping(self) -> bool: ...

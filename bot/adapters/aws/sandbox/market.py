@@ -13,6 +13,7 @@ from bot.adapters.aws.sandbox.capacity_blocks import CapacityBlocks
 from bot.adapters.aws.sandbox.conditions import MarketConditions
 from bot.adapters.aws.sandbox.errors import SandboxError
 from bot.adapters.aws.sandbox.extensions import Extensions
+from bot.adapters.aws.sandbox.leftovers import Leftovers
 from bot.adapters.aws.sandbox.parts import MarketParts
 from bot.adapters.aws.sandbox.plan_offerings import PlanOfferings
 from bot.adapters.aws.sandbox.price_list import PriceList
@@ -62,6 +63,7 @@ class SandboxMarket:
         block_offerings, blocks = BlockOfferings(parts), CapacityBlocks(parts)
         plan_offerings, plans = PlanOfferings(parts), TrainingPlans(parts)
         spot, price_list = SpotPrices(parts), PriceList(parts)
+        self.leftovers = leftovers = Leftovers(parts)
         extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
         self._sleep = sleep
         self._routes: dict[str, dict[str, Answer]] = {
@@ -73,6 +75,8 @@ class SandboxMarket:
                 "DescribeCapacityBlocks": blocks.describe_blocks,
                 "DescribeCapacityReservations": blocks.describe_reservations,
                 "DescribeSpotPriceHistory": spot.history,
+                "DescribeInstances": leftovers.describe_instances,
+                "TerminateInstances": leftovers.terminate_instances,
             },
             "sagemaker": {
                 "SearchTrainingPlanOfferings": _plans_or_extensions(
@@ -80,6 +84,13 @@ class SandboxMarket:
                 ),
                 "CreateTrainingPlan": plans.create,
                 "ExtendTrainingPlan": extensions.extend_plan,
+                "ListEndpoints": leftovers.list_endpoints,
+                "DescribeEndpoint": leftovers.describe_endpoint,
+                "DescribeEndpointConfig": leftovers.describe_endpoint_config,
+                "ListInferenceComponents": leftovers.list_inference_components,
+                "DeleteInferenceComponent": leftovers.delete_inference_component,
+                "DeleteEndpoint": leftovers.delete_endpoint,
+                "DeleteEndpointConfig": leftovers.delete_endpoint_config,
                 "DescribeTrainingPlan": plans.describe,
                 "ListTrainingPlans": plans.list_plans,
             },

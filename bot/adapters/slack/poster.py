@@ -1,0 +1,85 @@
+"""Posting a message that carries its delivery key, and finding it again by that key.
+
+The key travels in Slack message metadata (`metadata.event_payload.key`), which
+conversations.history returns with `include_all_metadata`. This client must not retry
+posts on its own: a post retried after a 5xx or a timeout may be a second message. Every
+uncertain outcome is raised as `Uncertain` and resolved by looking (services/delivery.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackRequestError
+
+from bot.domain.records import SlackMessage
+from bot.services.ports import RateLimited, Refused, Uncertain
+
+log = logging.getLogger(__name__)
+METADATA_EVENT = "gpu_bot_delivery"
+MAX_PAGES = 10  # of 200 messages: a reminder is looked for among the recent ones only
+
+
+def once_only_client(token: str | None, base_url: str, timeout: int = 10) -> WebClient:
+    """A WebClient without retry handlers (see the module's docstring)."""
+    client = WebClient(token=token, base_url=base_url, timeout=timeout)
+    client.retry_handlers = []
+    return client
+
+
+class SlackPoster:
+    def __init__(self, client: WebClient) -> None:
+        self.client = client
+
+    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], key: str) -> SlackMessage:
+        metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": key}}
+        response = self._call(
+            self.client.chat_postMessage,
+            channel=channel,
+            text=text,
+            blocks=blocks,
+            metadata=metadata,
+            unfurl_links=False,
+        )
+        return SlackMessage(channel=str(response["channel"]), ts=str(response["ts"]))
+
+    def find(self, channel: str, key: str, since: datetime) -> SlackMessage | None:
+        if channel.startswith(("U", "W")):  # a person: their DM with the bot
+            opened = self._call(self.client.conversations_open, users=channel)
+            channel = str(opened["channel"]["id"])
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = self._call(
+                self.client.conversations_history,
+                channel=channel,
+                oldest=f"{since.timestamp():.6f}",
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+            )
+            for message in page.get("messages", []):
+                metadata = message.get("metadata") or {}
+                payload = metadata.get("event_payload") or {}
+                if metadata.get("event_type") == METADATA_EVENT and payload.get("key") == key:
+                    return SlackMessage(channel=channel, ts=str(message["ts"]))
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                break
+        return None
+
+    def _call(self, method: Any, **kwargs: Any) -> Any:
+        try:
+            return method(**kwargs)
+        except SlackApiError as error:
+            status = error.response.status_code
+            if status == 429:
+                headers = error.response.headers or {}
+                raise RateLimited(float(headers.get("retry-after") or 1)) from error
+            if status >= 500:
+                raise Uncertain(f"Slack answered {status}") from error
+            raise Refused(str(error.response.get("error") or status)) from error
+        except (SlackRequestError, OSError) as error:  # timeouts, resets, refused connections
+            raise Uncertain(f"{type(error).__name__}: {error}") from error

@@ -1,0 +1,88 @@
+"""Sending a message from a job exactly once, as far as the person can see.
+
+Jobs are delivered at least once (a worker can die after posting and before its ack), so
+the post itself is made idempotent: the delivery key is recorded as pending before the
+Slack call and travels in the message's metadata. On a second run a sent key is skipped;
+a pending one means the outcome is not known, so the conversation is searched for the key
+before posting again. Posting is paced per channel (Slack allows about one message a
+second in a channel), and a 429 gives the job back for Slack's Retry-After: neither
+loses the message nor sends it twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from bot.domain.records import SlackMessage
+from bot.services.jobs import RetryLater
+from bot.services.ports import Clock
+from bot.services.ports.delivery import (
+    DeliveryLog,
+    DeliveryRecord,
+    DeliveryState,
+    Poster,
+    RateLimited,
+    Refused,
+)
+
+log = logging.getLogger(__name__)
+PACE_SECONDS = 1.0  # per channel: chat.postMessage's documented rate
+# A pending delivery younger than this may still be in flight in another worker (its HTTP
+# call times out after 10 s): wait before looking, or its message could be missed.
+SETTLE = timedelta(seconds=30)
+# Slack's clock and ours differ a little: look this much further back for the message.
+LOOK_BACK = timedelta(minutes=5)
+
+
+class OnceOnly:
+    def __init__(
+        self,
+        deliveries: DeliveryLog,
+        poster: Poster,
+        clock: Clock,
+        pace_seconds: float = PACE_SECONDS,
+    ) -> None:
+        self.deliveries = deliveries
+        self.poster = poster
+        self.clock = clock
+        self.pace_seconds = pace_seconds
+
+    def send(
+        self, key: str, channel: str, text: str, blocks: list[dict[str, Any]]
+    ) -> SlackMessage | None:
+        """Post unless `key` was posted already; returns the new message, or None when it
+        had been sent before. Raises RetryLater (paced, 429, too soon to look), Refused,
+        or Uncertain (left pending: the next run looks first)."""
+        now = self.clock.now()
+        prior = self.deliveries.delivery(key)
+        if prior is not None and prior.state is DeliveryState.SENT:
+            return None
+        if prior is not None and prior.state is DeliveryState.PENDING:
+            if now - prior.at < SETTLE:
+                raise RetryLater(prior.at + SETTLE, f"{key}: a post may still be under way")
+            found = self.poster.find(prior.channel, key, prior.at - LOOK_BACK)
+            if found is not None:
+                log.info("%s was posted before an uncertain outcome; not posting again", key)
+                self._record(key, DeliveryState.SENT, prior.channel, found.ts)
+                return None
+        wait = self.deliveries.pace(channel, now, self.pace_seconds)
+        if wait > 0:
+            raise RetryLater(now + timedelta(seconds=wait), f"pacing posts to {channel}")
+        self._record(key, DeliveryState.PENDING, channel)
+        try:
+            message = self.poster.post(channel, text, blocks, key)
+        except RateLimited as limited:
+            self._record(key, DeliveryState.NOT_SENT, channel)
+            retry_at = self.clock.now() + timedelta(seconds=max(limited.retry_after, 1.0))
+            raise RetryLater(retry_at, f"Slack rate limit on {channel}") from limited
+        except Refused:
+            self._record(key, DeliveryState.NOT_SENT, channel)
+            raise
+        self._record(key, DeliveryState.SENT, channel, message.ts)
+        return message
+
+    def _record(self, key: str, state: DeliveryState, channel: str, ts: str | None = None) -> None:
+        record = DeliveryRecord(state=state, channel=channel, at=self.clock.now(), ts=ts)
+        self.deliveries.record_delivery(key, record)

@@ -1,0 +1,33 @@
+"""AWS as the reminders see it: extensions on offer and bought, and what is left after
+the end (found and deleted)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from bot.domain.cleanup import Inventory, Leftover
+from bot.domain.extension import ExtensionOffer
+from bot.domain.records import CapacityRecord, Reservation
+
+
+class ExtensionMarket(Protocol):
+    def extension_offer(self, reservation: Reservation, hours: int) -> ExtensionOffer | None:
+        """What extending by `hours` costs now, or None when nothing is on offer."""
+        ...
+
+    def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
+        """Buy `offer`; the reservation with its new end. Raises on refusal."""
+        ...
+
+
+class Leftovers(Protocol):
+    def find(self, record: CapacityRecord) -> Inventory:
+        """Everything still there for the request: its reservation if it still bills,
+        instances in it or tagged for the request, endpoints (with their configs and
+        inference components) on its plan."""
+        ...
+
+    def delete(self, record: CapacityRecord, items: Sequence[Leftover]) -> None:
+        """Ask AWS to remove these, in this order. Success is checked by `find` later."""
+        ...

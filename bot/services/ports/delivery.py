@@ -1,0 +1,73 @@
+"""Messages sent once: where each delivery stands, and the Slack calls that send or find one.
+
+A delivery key is recorded (as `pending`) before the Slack call and carried in the
+message's metadata; after an uncertain outcome (a crash, a timeout, a 5xx) the
+conversation is searched for the key before posting again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from bot.domain.records import SlackMessage
+
+
+class DeliveryState(StrEnum):
+    PENDING = "pending"  # a post may be under way, or may have happened: look before posting
+    SENT = "sent"  # posted: never again
+    NOT_SENT = "not-sent"  # Slack said no (429, refused): post again without looking
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    state: DeliveryState
+    channel: str
+    at: datetime  # when this state was recorded
+    ts: str | None = None  # the message, once known
+
+
+class DeliveryLog(Protocol):
+    def delivery(self, key: str) -> DeliveryRecord | None: ...
+
+    def record_delivery(self, key: str, record: DeliveryRecord) -> None: ...
+
+    def pace(self, channel: str, now: datetime, interval_s: float) -> float:
+        """Reserve the next posting slot in `channel`: 0 when it may post now, else
+        how many seconds to wait (nothing is reserved then)."""
+        ...
+
+
+class RateLimited(Exception):
+    """Slack answered 429: nothing was posted; try again after `retry_after` seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(f"rate limited; retry after {retry_after:g} s")
+
+
+class Uncertain(Exception):
+    """The call may or may not have posted (timeout, connection reset, 5xx)."""
+
+
+class Refused(Exception):
+    """Slack refused the message for good (channel_not_found, invalid_blocks, ...)."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+        super().__init__(error)
+
+
+class Poster(Protocol):
+    """The Slack side: post with the key in metadata, or find the post by its key."""
+
+    def post(
+        self, channel: str, text: str, blocks: list[dict[str, Any]], key: str
+    ) -> SlackMessage: ...
+
+    def find(self, channel: str, key: str, since: datetime) -> SlackMessage | None:
+        """The message carrying `key` posted to `channel` (a user id means the DM with
+        them) at or after `since`, or None."""
+        ...

@@ -1,0 +1,295 @@
+"""Reminders and cleanup prompts: scheduled with the change that calls for them, sent once.
+
+`jobs_for_change` is given to the store, which asks it on every compare-and-set of a
+request: the reminder jobs a change calls for (bought, delivered, dates moved, ended,
+cancelled) are written in that same step, whichever flow made the change. The job
+handlers re-read the request, decide with the pure rules in bot.domain.reminders and
+bot.domain.cleanup, and send through `OnceOnly`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.blocks.reminders import (
+    Message,
+    cleanup_done,
+    cleanup_escalation,
+    cleanup_prompt,
+    reminder_message,
+)
+from bot.domain.cleanup import (
+    Answer,
+    AnswerRefused,
+    CleanupPrompt,
+    PromptStatus,
+    Step,
+    answer,
+    next_step,
+)
+from bot.domain.extension import DEFAULT_EXTENSION_HOURS, ExtensionOffer, extension_refusal
+from bot.domain.lifecycle import State
+from bot.domain.records import CapacityRecord
+from bot.domain.reminders import (
+    STOPPED,
+    Reminder,
+    ReminderKind,
+    Verdict,
+    follow,
+    timeliness,
+)
+from bot.services.changes import BOT, Change, apply_change
+from bot.services.delivery import OnceOnly
+from bot.services.jobs import JobKind, JobRegistry, RetryLater
+from bot.services.ports import Clock, Job, Store
+from bot.services.ports.aftercare import ExtensionMarket, Leftovers
+
+log = logging.getLogger(__name__)
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ReminderJob(_Payload):
+    """One reminder occurrence (see bot.domain.reminders.Reminder)."""
+
+    request: str
+    kind: ReminderKind
+    anchor: datetime
+    lead_s: int
+    due: datetime
+
+    @classmethod
+    def of(cls, reminder: Reminder) -> ReminderJob:
+        return cls(
+            request=reminder.request_id,
+            kind=reminder.kind,
+            anchor=reminder.anchor,
+            lead_s=int(reminder.lead.total_seconds()),
+            due=reminder.due,
+        )
+
+    def reminder(self) -> Reminder:
+        lead = timedelta(seconds=self.lead_s)
+        due = None if self.due == self.anchor - lead else self.due
+        return Reminder(self.request, self.kind, self.anchor, lead, due)
+
+
+class CleanupJob(_Payload):
+    """Look at what is left after the end and take the cleanup prompt's next step."""
+
+    request: str
+
+
+REMIND = JobKind("remind", ReminderJob)
+CLEANUP = JobKind("cleanup", CleanupJob)
+KINDS: tuple[JobKind[Any], ...] = (REMIND, CLEANUP)
+
+
+def reminder_job(reminder: Reminder) -> Job:
+    return REMIND.job(reminder.slot, reminder.due, ReminderJob.of(reminder))
+
+
+def reminder_job_id(slot: str) -> str:
+    return f"{REMIND.name}:{slot}"
+
+
+def cleanup_job_id(request_id: str) -> str:
+    return f"{CLEANUP.name}:{request_id}"
+
+
+def cleanup_job(request_id: str, due: datetime) -> Job:
+    return CLEANUP.job(request_id, due, CleanupJob(request=request_id))
+
+
+class ReminderService:
+    def __init__(
+        self,
+        store: Store,
+        delivery: OnceOnly,
+        clock: Clock,
+        *,
+        before_start: Sequence[timedelta],
+        before_end: Sequence[timedelta],
+        approval_channel: str,
+        extensions: ExtensionMarket | None = None,
+        leftovers: Leftovers | None = None,
+    ) -> None:
+        self.store = store
+        self.delivery = delivery
+        self.clock = clock
+        self.before_start = list(before_start)
+        self.before_end = list(before_end)
+        self.approval_channel = approval_channel
+        self.extensions = extensions
+        self.leftovers = leftovers
+
+    def register(self, jobs: JobRegistry) -> None:
+        jobs.register(REMIND, self.send)
+        jobs.register(CLEANUP, self.run_cleanup)
+
+    # --- scheduling, in the change's own compare-and-set --------------------------------
+
+    def jobs_for_change(
+        self, old: CapacityRecord | None, new: CapacityRecord
+    ) -> tuple[list[Job], list[str]]:
+        """Jobs to schedule and job ids to cancel along with this change."""
+        now = self.clock.now()
+        plan = follow(old, new, self.before_start, self.before_end, now)
+        schedule = [reminder_job(r) for r in plan.schedule]
+        cancel = [reminder_job_id(slot) for slot in plan.cancel]
+        if plan.cleanup_at is not None:
+            schedule.append(cleanup_job(new.id, plan.cleanup_at))
+        if plan.stop_cleanup:
+            cancel.append(cleanup_job_id(new.id))
+        return schedule, cancel
+
+    # --- sending a reminder -------------------------------------------------------------
+
+    def send(self, job: ReminderJob) -> None:
+        record = self.store.get(job.request)
+        if record is None or record.state in STOPPED or record.reservation is None:
+            return  # cancelled, failed or cleaned up: its jobs were cancelled with it
+        reservation = record.reservation
+        reminder = job.reminder()
+        now = self.clock.now()
+        verdict = timeliness(reminder, reservation, now)
+        if verdict.verdict is Verdict.DROP:
+            self._note(record.id, "reminder-dropped", f"{reminder.kind.value}: {verdict.reason}")
+            return
+        offer = self._extension_offer(record) if reminder.kind.about_end else None
+        message = reminder_message(
+            record.id,
+            reminder,
+            reservation,
+            now,
+            late=verdict.verdict is Verdict.SEND_LATE,
+            extension=offer,
+        )
+        self._send(reminder.delivery_key, record.requester, message)
+
+    def _extension_offer(self, record: CapacityRecord) -> ExtensionOffer | None:
+        """The Extend button's offer, when AWS would extend; the reminder goes without
+        it if asking fails (the reminder matters more than the button)."""
+        res = record.reservation
+        if self.extensions is None or res is None:
+            return None
+        if extension_refusal(res.kind, res.start, res.end, self.clock.now()) is not None:
+            return None
+        if record.extension is not None and record.extension.status.open:
+            return None  # one extension at a time
+        try:
+            return self.extensions.extension_offer(res, DEFAULT_EXTENSION_HOURS)
+        except Exception:
+            log.warning("no extension offer for %s", record.id, exc_info=True)
+            return None
+
+    def _send(self, key: str, channel: str, message: Message) -> None:
+        self.delivery.send(key, channel, message.text, message.blocks)
+
+    def _note(self, request_id: str, action: str, detail: str) -> None:
+        """An audit entry without a state change (a dropped reminder, an answer)."""
+
+        def same(record: CapacityRecord) -> Change:
+            return Change(record, action, BOT, detail)
+
+        apply_change(self.store, request_id, same, self.clock.now)
+
+    # --- the cleanup prompt -------------------------------------------------------------
+
+    def run_cleanup(self, job: CleanupJob) -> None:
+        """Look at what is left, take the prompt's next step, and come back at its
+        `next_at` (the job is given back for then)."""
+        record = self.store.get(job.request)
+        if record is None or record.state is not State.EXPIRED or self.leftovers is None:
+            return
+        prompt = record.cleanup or CleanupPrompt()
+        now = self.clock.now()
+        found = self.leftovers.find(record)
+        plan = next_step(prompt, found, now)
+        if plan.step is Step.RESOLVE:
+            self._send(f"cleanup-done:{record.id}", record.requester, cleanup_done(record.id))
+
+            def resolved(r: CapacityRecord) -> Change | None:
+                if r.state is not State.EXPIRED:
+                    return None
+                new = r.model_copy(update={"state": State.CLEANED_UP, "cleanup": plan.prompt})
+                return Change(new, "cleaned-up", BOT, "nothing tagged for it is left")
+
+            apply_change(self.store, record.id, resolved, self.clock.now)
+            return
+        if plan.step is Step.PROMPT:
+            message = cleanup_prompt(record.id, found, repeat=plan.prompt.prompts)
+            self._send(f"cleanup:{record.id}:{plan.prompt.sent}", record.requester, message)
+        elif plan.step is Step.ESCALATE:
+            disowned = prompt.answered_by if prompt.status is PromptStatus.DISOWNED else None
+            message = cleanup_escalation(record.id, record.requester, found, disowned)
+            self._send(f"cleanup:{record.id}:{plan.prompt.sent}", self.approval_channel, message)
+        elif plan.step is Step.DELETE:
+            self.leftovers.delete(record, found.in_cleanup_order())
+        if plan.prompt != prompt:
+            self._save_prompt(record.id, prompt, plan.prompt, plan.step.value)
+        if plan.prompt.next_at is not None:
+            raise RetryLater(plan.prompt.next_at, f"cleanup of {record.id}: next look")
+
+    def _save_prompt(
+        self, request_id: str, expected: CleanupPrompt, prompt: CleanupPrompt, action: str
+    ) -> None:
+        def saved(r: CapacityRecord) -> Change | None:
+            if r.state is not State.EXPIRED or (r.cleanup or CleanupPrompt()) != expected:
+                return None  # answered meanwhile: that answer's job takes over
+            new = r.model_copy(update={"cleanup": prompt})
+            return Change(new, f"cleanup-{action}", BOT, _cost(prompt))
+
+        apply_change(self.store, request_id, saved, self.clock.now)
+
+    def answer_cleanup(self, request_id: str, user: str, choice: Answer, is_approver: bool) -> str:
+        """A button on the prompt (the requester's) or its escalation (the approvers');
+        returns what to tell the person who pressed it."""
+        now = self.clock.now()
+        refusal: list[str] = []
+
+        def answered(r: CapacityRecord) -> Change | None:
+            if user != r.requester and (not is_approver or choice is Answer.NOT_MINE):
+                refusal.append(f"Only the requester of {r.id} or an approver can answer this.")
+                return None
+            if r.state is State.CLEANED_UP:
+                refusal.append("Already cleaned up: nothing tagged for it is left.")
+                return None
+            if r.state is not State.EXPIRED:
+                refusal.append(f"Request {r.id} has not ended; there is nothing to clean up.")
+                return None
+            try:
+                prompt = answer(r.cleanup or CleanupPrompt(), choice, user, now)
+            except AnswerRefused as exc:
+                refusal.append(str(exc).capitalize() + ".")
+                return None
+            new = r.model_copy(update={"cleanup": prompt})
+            due = prompt.next_at or now
+            return Change(
+                new, f"cleanup-{choice.value}", user, "", schedule=(cleanup_job(r.id, due),)
+            )
+
+        record, change = apply_change(self.store, request_id, answered, self.clock.now)
+        if record is None:
+            return f"There is no request {request_id}."
+        if change is None:
+            return refusal[0] if refusal else "Nothing changed."
+        return _ANSWERED[choice].format(id=request_id)
+
+
+_ANSWERED = {
+    Answer.CLEAN_UP: "Cleaning up {id}: you will hear when nothing is left.",
+    Answer.KEEP: "Kept for a day: you will be asked about {id} again tomorrow.",
+    Answer.NOT_MINE: "Thanks: the approvers are asked to look after {id} instead.",
+}
+
+
+def _cost(prompt: CleanupPrompt) -> str:
+    return f"{prompt.status.value}, ${prompt.usd_per_hour:,.2f}/h still billed"
