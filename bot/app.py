@@ -104,7 +104,7 @@ def build_services(
     poster = SlackPoster(once_only_client(token, str(slack.base_url)))
     reminders = ReminderService(
         store,
-        OnceOnly(store, poster, clock),
+        OnceOnly(store, poster, clock, settle=settings.delivery_settle),
         clock,
         before_start=settings.remind_before_start,
         before_end=settings.remind_before_expiry,

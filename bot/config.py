@@ -141,6 +141,11 @@ class Settings(BaseSettings):
         "how long live prices are cached, e.g. 15m",
         default=timedelta(minutes=15),
     )
+    delivery_settle: timedelta = _env(
+        "GPU_BOT_DELIVERY_SETTLE",
+        "after an uncertain Slack post, wait this long before looking for it, e.g. 30s",
+        default=timedelta(seconds=30),
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env(
         "GPU_BOT_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR", default="INFO"
     )
@@ -157,7 +162,7 @@ class Settings(BaseSettings):
             return [parse_config_duration(part) for part in _split(value)]
         return value
 
-    @field_validator("approval_timeout", "price_cache_ttl", mode="before")
+    @field_validator("approval_timeout", "price_cache_ttl", "delivery_settle", mode="before")
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_config_duration(value) if isinstance(value, str) else value

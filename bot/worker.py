@@ -165,7 +165,7 @@ class Worker:
         try:
             while not stop.is_set():
                 try:
-                    self._settle(_take_all(finished))
+                    self._settle_or_keep(_take_all(finished), finished)
                     held = self._held_count()
                     claimed: list[ClaimedJob] = []
                     if held < self.concurrency or ahead - held >= self.batch:
@@ -188,6 +188,19 @@ class Worker:
                     stop.wait(interval)
         finally:
             self._stop(pool, finished)
+
+    def _settle_or_keep(
+        self, outcomes: Sequence[_Done], finished: queue.SimpleQueue[_Done]
+    ) -> None:
+        """Settle; if the store fails (Redis restarting), keep the outcomes to settle on
+        the next turn. Dropped, they would stay held, their leases extended for ever, and
+        never run again. Settling twice is harmless: a lease already released is refused."""
+        try:
+            self._settle(outcomes)
+        except Exception:
+            for done in outcomes:
+                finished.put(done)
+            raise
 
     def _run_pooled(self, job: ClaimedJob, finished: queue.SimpleQueue[_Done]) -> None:
         with self._held_lock:

@@ -25,6 +25,7 @@ from bot.services.ports.delivery import (
     Poster,
     RateLimited,
     Refused,
+    Uncertain,
 )
 
 log = logging.getLogger(__name__)
@@ -43,25 +44,27 @@ class OnceOnly:
         poster: Poster,
         clock: Clock,
         pace_seconds: float = PACE_SECONDS,
+        settle: timedelta = SETTLE,
     ) -> None:
         self.deliveries = deliveries
         self.poster = poster
         self.clock = clock
         self.pace_seconds = pace_seconds
+        self.settle = settle
 
     def send(
         self, key: str, channel: str, text: str, blocks: list[dict[str, Any]]
     ) -> SlackMessage | None:
         """Post unless `key` was posted already; returns the new message, or None when it
-        had been sent before. Raises RetryLater (paced, 429, too soon to look), Refused,
-        or Uncertain (left pending: the next run looks first)."""
+        had been sent before. Raises RetryLater (paced, 429, an uncertain outcome, too
+        soon to look) or Refused."""
         now = self.clock.now()
         prior = self.deliveries.delivery(key)
         if prior is not None and prior.state is DeliveryState.SENT:
             return None
         if prior is not None and prior.state is DeliveryState.PENDING:
-            if now - prior.at < SETTLE:
-                raise RetryLater(prior.at + SETTLE, f"{key}: a post may still be under way")
+            if now - prior.at < self.settle:
+                raise RetryLater(prior.at + self.settle, f"{key}: a post may still be under way")
             found = self.poster.find(prior.channel, key, prior.at - LOOK_BACK)
             if found is not None:
                 log.info("%s was posted before an uncertain outcome; not posting again", key)
@@ -80,6 +83,10 @@ class OnceOnly:
         except Refused:
             self._record(key, DeliveryState.NOT_SENT, channel)
             raise
+        except Uncertain as unsure:
+            # Left pending: the next run looks in the conversation before posting again.
+            retry_at = self.clock.now() + self.settle
+            raise RetryLater(retry_at, f"{key}: outcome unknown ({unsure})") from unsure
         self._record(key, DeliveryState.SENT, channel, message.ts)
         return message
 

@@ -76,6 +76,9 @@ class LocalSlackApi:
         self._faults: dict[str, _Fault] = {}
         # Posted messages by channel, oldest first: conversations.history reads them.
         self.messages: dict[str, list[dict[str, Any]]] = {}
+        # Seconds between taking a call's effect and answering it: a worker killed in
+        # that gap has posted without knowing it.
+        self.latency_s = 0.0
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._view_ids = itertools.count(1)
@@ -198,6 +201,8 @@ class LocalSlackApi:
             else:
                 status, body = 200, self._answer(method, args)
             self.calls.append(Call(method, args, status, token, body))
+        if self.latency_s:
+            time.sleep(self.latency_s)
         payload = json.dumps(body).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
