@@ -3,16 +3,15 @@ Each acks at once; the answer is a compare-and-set, so repeated clicks are harml
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from slack_bolt import Ack, App, Respond
-from slack_sdk import WebClient
+from slack_bolt import Ack, App, BoltContext
 
 from bot.blocks.ids import ActionId
 from bot.blocks.text import esc
 from bot.domain.cleanup import Answer
 from bot.services.container import Services
-from handlers.replies import sorry_where_clicked, tell
+from handlers.conversation import Conversation, after_ack
 
 CLEANUP_ANSWERS = {
     ActionId.CLEANUP_NOW: Answer.CLEAN_UP,
@@ -26,26 +25,17 @@ def register(app: App, services: Services) -> None:
         app.action(action.value)(_cleanup_listener(services, choice))
 
 
-def _cleanup_listener(services: Services, choice: Answer) -> Any:
-    def listener(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
-        ack()
-        services.background.submit(
-            answer_cleanup,
-            services,
-            body,
-            respond,
-            client,
-            choice,
-            on_error=sorry_where_clicked(body, client, respond),
-        )
+def _cleanup_listener(services: Services, choice: Answer) -> Callable[[Ack, BoltContext], None]:
+    def listener(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, answer_cleanup, services, choice)
 
     return listener
 
 
-def answer_cleanup(
-    s: Services, body: dict[str, Any], respond: Respond, client: WebClient, choice: Answer
-) -> None:
-    user, request_id = body["user"]["id"], str(body["actions"][0]["value"])
-    is_approver = s.approvals.is_approver(user)
-    said = s.reminders.answer_cleanup(request_id, user, choice, is_approver)
-    tell(body, client, respond, esc(said))
+def answer_cleanup(talk: Conversation, services: Services, choice: Answer) -> None:
+    about = talk.interaction
+    is_approver = services.approvals.is_approver(about.user)
+    said = services.reminders.answer_cleanup(
+        about.request_id or "", about.user, choice, is_approver
+    )
+    talk.say(esc(said))

@@ -360,7 +360,9 @@ class RedisStore:
             "at": record.at.isoformat(),
             "ts": record.ts,
         }
-        self.redis.set(self.key("delivery", key), json.dumps(data), ex=int(DELIVERY_KEPT.total_seconds()))
+        self.redis.set(
+            self.key("delivery", key), json.dumps(data), ex=int(DELIVERY_KEPT.total_seconds())
+        )
 
     def pace(self, channel: str, now: datetime, interval_s: float) -> float:
         wait_ms = self._pace(
