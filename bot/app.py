@@ -32,6 +32,7 @@ from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
 from bot.services.container import Services
 from bot.services.delivery import OnceOnly
+from bot.services.extensions import ExtensionService
 from bot.services.jobs import NOTIFY, QUOTE, QUOTE_ONLY, TIMEOUT, JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, MarketData, Notifier
@@ -102,9 +103,10 @@ def build_services(
     approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
     aftercare = AwsAftercare(aws, catalog, clock)
     poster = SlackPoster(once_only_client(token, str(slack.base_url)))
+    once = OnceOnly(store, poster, clock, settle=settings.delivery_settle)
     reminders = ReminderService(
         store,
-        OnceOnly(store, poster, clock, settle=settings.delivery_settle),
+        once,
         clock,
         before_start=settings.remind_before_start,
         before_end=settings.remind_before_expiry,
@@ -114,6 +116,8 @@ def build_services(
     )
     reminders.register(jobs)
     store.follow(reminders.jobs_for_change)
+    extensions = ExtensionService(store, aftercare, once, clock, approval_channel)
+    extensions.register(jobs)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -126,6 +130,7 @@ def build_services(
         replies=Replies(notifier),
         jobs=jobs,
         reminders=reminders,
+        extensions=extensions,
         background=Background(),
         slack=slack,
         notifier=notifier,

@@ -1,5 +1,6 @@
-"""Buttons on reminders and cleanup prompts: Clean up now, Keep for a day, Not mine.
-Each acks at once; the answer is a compare-and-set, so repeated clicks are harmless."""
+"""Buttons on reminders, extension cards and cleanup prompts: Extend, Approve / Reject an
+extension, Clean up now, Keep for a day, Not mine. Each acks at once; the answer is a
+compare-and-set, so repeated clicks are harmless."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Callable
 from slack_bolt import Ack, App, BoltContext
 
 from bot.blocks.ids import ActionId
-from bot.blocks.text import esc
+from bot.blocks.text import esc, usd, when
 from bot.domain.cleanup import Answer
 from bot.services.container import Services
+from bot.services.extensions import ExtensionError
 from handlers.conversation import Conversation, after_ack
 
 CLEANUP_ANSWERS = {
@@ -23,6 +25,57 @@ CLEANUP_ANSWERS = {
 def register(app: App, services: Services) -> None:
     for action, choice in CLEANUP_ANSWERS.items():
         app.action(action.value)(_cleanup_listener(services, choice))
+
+    @app.action(ActionId.EXTEND.value)
+    def extend(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, ask_extension, services)
+
+    @app.action(ActionId.EXTENSION_APPROVE.value)
+    def approve_extension(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, decide_extension, services, True)
+
+    @app.action(ActionId.EXTENSION_REJECT.value)
+    def reject_extension(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, decide_extension, services, False)
+
+
+def _pair(value: str) -> tuple[str, int] | None:
+    """A button value "<request id>|<number>"."""
+    request_id, _, number = value.partition("|")
+    return (request_id, int(number)) if number.isdigit() else None
+
+
+def ask_extension(talk: Conversation, services: Services) -> None:
+    about = talk.interaction
+    pair = _pair(about.request_id or "")
+    if pair is None:
+        talk.refuse("That Extend button is malformed; use the one on your latest reminder.")
+        return
+    request_id, hours = pair
+    try:
+        asked = services.extensions.ask(
+            request_id, about.user, services.approvals.is_approver(about.user), hours
+        )
+    except ExtensionError as exc:
+        talk.refuse(str(exc))
+        return
+    offer = asked.extension.offer
+    talk.say(
+        f"Asked the approvers to extend {esc(request_id)} by {offer.hours // 24} d, "
+        f"to {when(offer.end)}, for {usd(offer.fee_usd)}. You will hear when they decide."
+    )
+
+
+def decide_extension(talk: Conversation, services: Services, approve: bool) -> None:
+    about = talk.interaction
+    pair = _pair(about.request_id or "")
+    if pair is None:
+        talk.refuse("That button is malformed.")
+        return
+    request_id, number = pair
+    is_approver = services.approvals.is_approver(about.user)
+    said = services.extensions.decide(request_id, number, about.user, is_approver, approve)
+    talk.say(esc(said))
 
 
 def _cleanup_listener(services: Services, choice: Answer) -> Callable[[Ack, BoltContext], None]:

@@ -25,6 +25,10 @@ def register(app: App, services: Services) -> None:
 def publish_home(services: Services, client: WebClient, user: str) -> None:
     waiting = services.approvals.waiting_for(user)
     view = home_view(
-        services.requests.mine(user), waiting, waiting is not None, services.clock.now()
+        services.requests.mine(user),
+        waiting,
+        waiting is not None,
+        services.clock.now(),
+        live=services.reminders.live_for(user),
     )
     client.views_publish(user_id=user, view=view)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from bot.blocks.help import example_request
 from bot.blocks.requests import list_blocks, request_card
+from bot.blocks.text import clip, when
 from bot.domain.records import CapacityRecord
+from bot.domain.reminders import LiveReservation, human_duration
 
 View = dict[str, Any]
 MAX_PENDING_CARDS = 10  # each card is about 6 blocks; a Home view holds 100
@@ -18,6 +21,7 @@ def home_view(
     waiting: list[CapacityRecord] | None,
     is_approver: bool,
     now: datetime,
+    live: Sequence[LiveReservation] = (),
 ) -> View:
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
@@ -31,6 +35,7 @@ def home_view(
                 }
             ],
         },
+        *live_blocks(live),
         *list_blocks("Your requests", mine, "No requests yet."),
     ]
     if is_approver:
@@ -48,3 +53,28 @@ def home_view(
             more = f"{len(pending) - MAX_PENDING_CARDS} more: `/gpu list` shows them all."
             blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
     return {"type": "home", "blocks": blocks[:100]}
+
+
+def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:
+    """Each live reservation with its time left and the next reminder."""
+    if not live:
+        return []
+    lines = []
+    for item in live[:20]:
+        res = item.record.reservation
+        if res is None:
+            continue
+        left = human_duration(item.time_left)
+        timing = f"ends in {left}" if item.started else f"starts in {left}"
+        upcoming = (
+            f"next reminder {when(item.next.due)} ({item.next.kind.value})"
+            if item.next
+            else "no more reminders before the end"
+        )
+        lines.append(
+            f"*{item.record.id}* {res.instances}x {res.instance_type} "
+            f"{when(res.start)} → {when(res.end)} · *{timing}* · {upcoming}"
+        )
+    title = {"type": "section", "text": {"type": "mrkdwn", "text": "*Your reservations*"}}
+    body = {"type": "section", "text": {"type": "mrkdwn", "text": clip("\n".join(lines), 2900)}}
+    return [title, body, {"type": "divider"}]

@@ -306,3 +306,47 @@ def follow(
 
 def _kind(slot: str) -> ReminderKind:
     return ReminderKind(slot.split(":")[1])
+
+
+def next_reminder(
+    request_id: str,
+    window: Window,
+    before_start: Sequence[timedelta],
+    before_end: Sequence[timedelta],
+    now: datetime,
+) -> Reminder | None:
+    """The next clock-driven reminder still ahead (App Home shows it)."""
+    ahead = [
+        r for r in _before_start(request_id, window, before_start) if r.due > now
+    ] + end_reminders(request_id, window, before_end, now)
+    return min(ahead, key=lambda r: r.due, default=None)
+
+
+LIVE = frozenset({State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.EXPIRING})
+
+
+@dataclass(frozen=True)
+class LiveReservation:
+    """A person's reservation as App Home shows it."""
+
+    record: CapacityRecord
+    time_left: timedelta  # until the start when ahead, else until the end
+    started: bool
+    next: Reminder | None
+
+
+def live_reservations(
+    records: Iterable[CapacityRecord],
+    before_start: Sequence[timedelta],
+    before_end: Sequence[timedelta],
+    now: datetime,
+) -> list[LiveReservation]:
+    """The records with a reservation not yet over, soonest end first."""
+    live = []
+    for record in records:
+        res = record.reservation
+        if res is None or record.state not in LIVE or res.end <= now:
+            continue
+        upcoming = next_reminder(record.id, res, before_start, before_end, now)
+        live.append(LiveReservation(record, time_left(res, now), now >= res.start, upcoming))
+    return sorted(live, key=lambda x: x.record.reservation.end if x.record.reservation else now)

@@ -9,6 +9,7 @@ from bot.background import Background
 from bot.config import Settings
 from bot.domain.catalog import Catalog
 from bot.services.approvals import ApprovalService
+from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, Store
@@ -33,6 +34,7 @@ class Services:
     replies: Replies
     jobs: JobRegistry
     reminders: ReminderService
+    extensions: ExtensionService
     background: Background
 
     def close(self) -> None:

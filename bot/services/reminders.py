@@ -37,10 +37,12 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import (
     STOPPED,
+    LiveReservation,
     Reminder,
     ReminderKind,
     Verdict,
     follow,
+    live_reservations,
     timeliness,
 )
 from bot.services.changes import BOT, Change, apply_change
@@ -149,6 +151,11 @@ class ReminderService:
         if plan.stop_cleanup:
             cancel.append(cleanup_job_id(new.id))
         return schedule, cancel
+
+    def live_for(self, user: str) -> list[LiveReservation]:
+        """The person's reservations not yet over, for App Home."""
+        records = self.store.for_user(user, 50)
+        return live_reservations(records, self.before_start, self.before_end, self.clock.now())
 
     # --- sending a reminder -------------------------------------------------------------
 

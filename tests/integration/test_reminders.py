@@ -3,6 +3,7 @@ Web API, moved by the controllable clock."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import timedelta
 
@@ -260,3 +261,29 @@ def test_endpoints_left_on_an_expired_plan_are_listed_and_deleted(make_bot) -> N
     assert bot.record("R1").state is State.CLEANED_UP
     left = bot.market.leftovers.list_endpoints({}, "us-east-1")["Endpoints"]
     assert [e["EndpointName"] for e in left] == ["other-ep"]
+
+
+def test_app_home_shows_live_reservations_with_time_left_and_the_next_reminder(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from tests import slack_payloads as payloads
+
+    bot = make_bot()
+    res = buy(bot, OptionKind.CAPACITY_BLOCK)
+    bot.wait()
+    bot.clock.set(res.start - 30 * H)
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    home = json.dumps(bot.fake.of("views.publish")[-1].view())
+    assert "Your reservations" in home and "starts in 1 d 6 h" in home
+    assert "next reminder 2026-12-02 11:30 UTC (before-start)" in home
+    at(bot, res.start + MIN)
+    move(bot, "R1", State.ACTIVE)
+    bot.wait()
+    at(bot, res.end - H)
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    home = json.dumps(bot.fake.of("views.publish")[-1].view())
+    assert "ends in 1 h" in home and "(checkpoint)" in home
+    move(bot, "R1", State.EXPIRED)
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    assert "Your reservations" not in json.dumps(bot.fake.of("views.publish")[-1].view())

@@ -79,6 +79,14 @@ class AwsAftercare:
             currency=block.get("CurrencyCode") or "USD",
         )
 
+    def current_end(self, reservation: Reservation) -> datetime:
+        aws = self.clients(reservation.region)
+        if reservation.kind == "training-plan":
+            plan = aws.sagemaker.describe_training_plan(TrainingPlanName=reservation.id)
+            return _utc(plan["EndTime"])
+        found = aws.ec2.describe_capacity_reservations(CapacityReservationIds=[reservation.id])
+        return _utc(found["CapacityReservations"][0]["EndDate"])
+
     def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
         aws = self.clients(reservation.region)
         if reservation.kind == "training-plan":

@@ -4,6 +4,7 @@ the end (found and deleted)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from bot.domain.cleanup import Inventory, Leftover
@@ -14,6 +15,10 @@ from bot.domain.records import CapacityRecord, Reservation
 class ExtensionMarket(Protocol):
     def extension_offer(self, reservation: Reservation, hours: int) -> ExtensionOffer | None:
         """What extending by `hours` costs now, or None when nothing is on offer."""
+        ...
+
+    def current_end(self, reservation: Reservation) -> datetime:
+        """Where AWS says the reservation ends now (an extension bought moves it)."""
         ...
 
     def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
