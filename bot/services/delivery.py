@@ -59,10 +59,11 @@ class OnceOnly:
         had been sent before. Raises RetryLater (paced, 429, an uncertain outcome, too
         soon to look) or Refused."""
         now = self.clock.now()
-        prior = self.deliveries.delivery(key)
-        if prior is not None and prior.state is DeliveryState.SENT:
+        start = self.deliveries.begin_delivery(key, channel, now, self.pace_seconds, False)
+        if start.verdict == "sent":
             return None
-        if prior is not None and prior.state is DeliveryState.PENDING:
+        if start.verdict == "pending" and start.record is not None:
+            prior = start.record
             if now - prior.at < self.settle:
                 raise RetryLater(prior.at + self.settle, f"{key}: a post may still be under way")
             found = self.poster.find(prior.channel, key, prior.at - LOOK_BACK)
@@ -70,10 +71,11 @@ class OnceOnly:
                 log.info("%s was posted before an uncertain outcome; not posting again", key)
                 self._record(key, DeliveryState.SENT, prior.channel, found.ts)
                 return None
-        wait = self.deliveries.pace(channel, now, self.pace_seconds)
-        if wait > 0:
-            raise RetryLater(now + timedelta(seconds=wait), f"pacing posts to {channel}")
-        self._record(key, DeliveryState.PENDING, channel)
+            start = self.deliveries.begin_delivery(key, channel, now, self.pace_seconds, True)
+        if start.verdict == "wait":
+            wait = timedelta(seconds=start.wait_s)
+            raise RetryLater(now + wait, f"pacing posts to {channel}")
+        # The key is recorded as pending now, before the Slack call.
         try:
             message = self.poster.post(channel, text, blocks, key)
         except RateLimited as limited:

@@ -79,6 +79,7 @@ class LocalSlackApi:
         # Seconds between taking a call's effect and answering it: a worker killed in
         # that gap has posted without knowing it.
         self.latency_s = 0.0
+        self.keep_calls = True  # False: only messages are kept (long benchmark runs)
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._view_ids = itertools.count(1)
@@ -134,6 +135,20 @@ class LocalSlackApi:
         500: the uncertain outcome)."""
         with self._lock:
             self._faults[method] = _Fault(status, times, retry_after, after_effect)
+
+    def reset_messages(self) -> None:
+        with self._lock:
+            self.messages.clear()
+
+    def received_times(self) -> list[float]:
+        """When each message carrying a delivery key arrived (time.time())."""
+        with self._lock:
+            return [
+                float(m["received"])
+                for messages in self.messages.values()
+                for m in messages
+                if (m.get("metadata") or {}).get("event_payload", {}).get("key")
+            ]
 
     def delivery_keys(self) -> list[str]:
         """The delivery key of every message posted (one per message, duplicates kept)."""
@@ -200,7 +215,8 @@ class LocalSlackApi:
                     headers["Retry-After"] = str(fault.retry_after)
             else:
                 status, body = 200, self._answer(method, args)
-            self.calls.append(Call(method, args, status, token, body))
+            if self.keep_calls:
+                self.calls.append(Call(method, args, status, token, body))
         if self.latency_s:
             time.sleep(self.latency_s)
         payload = json.dumps(body).encode()
@@ -227,7 +243,12 @@ class LocalSlackApi:
             channel = dm_channel(str(args.get("channel", "")))
             ts = args.get("ts") or self._next_ts()
             if method == "chat.postMessage":
-                message = {"type": "message", "ts": ts, "text": args.get("text", "")}
+                message = {
+                    "type": "message",
+                    "ts": ts,
+                    "text": args.get("text", ""),
+                    "received": time.time(),
+                }
                 metadata = _decoded(args.get("metadata"), None)
                 if metadata:
                     message["metadata"] = metadata

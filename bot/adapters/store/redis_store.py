@@ -24,6 +24,7 @@ from bot.domain.records import CapacityRecord
 from bot.services.ports import (
     ClaimedJob,
     DeliveryRecord,
+    DeliveryStart,
     DeliveryState,
     Job,
     VersionConflict,
@@ -69,7 +70,7 @@ class RedisStore:
         self._claim = client.register_script(_script("claim.lua"))
         self._release = client.register_script(_script("release.lua"))
         self._extend = client.register_script(_script("extend.lua"))
-        self._pace = client.register_script(_script("pace.lua"))
+        self._begin_delivery = client.register_script(_script("begin_delivery.lua"))
         self._followers: list[Follower] = []
 
     def follow(self, follower: Follower) -> None:
@@ -343,15 +344,7 @@ class RedisStore:
 
     def delivery(self, key: str) -> DeliveryRecord | None:
         raw = self.redis.get(self.key("delivery", key))
-        if not raw:
-            return None
-        data = json.loads(raw)
-        return DeliveryRecord(
-            state=DeliveryState(data["state"]),
-            channel=data["channel"],
-            at=datetime.fromisoformat(data["at"]),
-            ts=data.get("ts"),
-        )
+        return _delivery_record(str(raw)) if raw else None
 
     def record_delivery(self, key: str, record: DeliveryRecord) -> None:
         data = {
@@ -364,12 +357,36 @@ class RedisStore:
             self.key("delivery", key), json.dumps(data), ex=int(DELIVERY_KEPT.total_seconds())
         )
 
-    def pace(self, channel: str, now: datetime, interval_s: float) -> float:
-        wait_ms = self._pace(
-            keys=[self.key("pace", channel)],
-            args=[int(now.timestamp() * 1000), max(int(interval_s * 1000), 1)],
+    def begin_delivery(
+        self, key: str, channel: str, now: datetime, interval_s: float, looked: bool
+    ) -> DeliveryStart:
+        verdict, value = self._begin_delivery(
+            keys=[self.key("delivery", key), self.key("pace", channel)],
+            args=[
+                int(now.timestamp() * 1000),
+                max(int(interval_s * 1000), 1),
+                channel,
+                now.isoformat(),
+                int(DELIVERY_KEPT.total_seconds()),
+                "",
+                "1" if looked else "0",
+            ],
         )
-        return int(wait_ms) / 1000
+        if verdict == "wait":
+            return DeliveryStart("wait", wait_s=int(value) / 1000)
+        if verdict in ("sent", "pending"):
+            return DeliveryStart(verdict, record=_delivery_record(value))
+        return DeliveryStart("go")
+
+
+def _delivery_record(raw: str) -> DeliveryRecord:
+    data = json.loads(raw)
+    return DeliveryRecord(
+        state=DeliveryState(data["state"]),
+        channel=data["channel"],
+        at=datetime.fromisoformat(data["at"]),
+        ts=data.get("ts"),
+    )
 
 
 def _id_order(request_id: str) -> tuple[int, str]:

@@ -6,6 +6,7 @@ from bot.services.ports.clock import Clock
 from bot.services.ports.delivery import (
     DeliveryLog,
     DeliveryRecord,
+    DeliveryStart,
     DeliveryState,
     Poster,
     RateLimited,
@@ -24,6 +25,7 @@ __all__ = [
     "Deliveries",
     "DeliveryLog",
     "DeliveryRecord",
+    "DeliveryStart",
     "DeliveryState",
     "ExtensionMarket",
     "GroupDirectory",

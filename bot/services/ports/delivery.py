@@ -29,15 +29,27 @@ class DeliveryRecord:
     ts: str | None = None  # the message, once known
 
 
+@dataclass(frozen=True)
+class DeliveryStart:
+    """What `begin_delivery` found: "go" (slot reserved, key marked pending), "sent",
+    "pending" (with the record), or "wait" (`wait_s` until the channel's next slot)."""
+
+    verdict: str
+    record: DeliveryRecord | None = None
+    wait_s: float = 0.0
+
+
 class DeliveryLog(Protocol):
+    def begin_delivery(
+        self, key: str, channel: str, now: datetime, interval_s: float, looked: bool
+    ) -> DeliveryStart:
+        """In one step: the key's state; else the channel's pace; else mark it pending.
+        `looked`: an uncertain earlier post was searched for and not found."""
+        ...
+
     def delivery(self, key: str) -> DeliveryRecord | None: ...
 
     def record_delivery(self, key: str, record: DeliveryRecord) -> None: ...
-
-    def pace(self, channel: str, now: datetime, interval_s: float) -> float:
-        """Reserve the next posting slot in `channel`: 0 when it may post now, else
-        how many seconds to wait (nothing is reserved then)."""
-        ...
 
 
 class RateLimited(Exception):

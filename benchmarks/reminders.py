@@ -1,0 +1,256 @@
+"""Reminders due at once to that many people, sent by worker processes through the fake
+Web API: throughput and lateness next to the same run's HTTP-only ceiling (the same
+number of processes and threads posting the same messages, no Redis, no bot), and the
+duplicates and losses counted at the fake Web API.
+
+    python -m benchmarks.reminders                  # 100,000 reminders, 4 workers
+    python -m benchmarks.reminders --count 20000 --faults
+
+With --faults one worker is SIGKILLed a third of the way through and Redis (AOF on) is
+restarted two thirds of the way through; a new worker replaces the killed one.
+Target: at least 85% of the ceiling, 0 duplicates, 0 losses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bot.adapters.slack.local_api import LocalSlackApi
+from bot.app import build_services
+from bot.blocks.reminders import reminder_message
+from bot.config import Settings
+from bot.domain.audit import BOT, AuditEntry
+from bot.domain.comparison import OptionKind
+from bot.domain.lifecycle import State
+from bot.domain.records import CapacityRecord, Reservation
+from bot.domain.reminders import Reminder, ReminderKind
+from bot.domain.request import CapacityRequest
+from tests.conftest import start_redis_server
+
+ROOT = Path(__file__).resolve().parents[1]
+THREADS = 8  # per worker process, as WORKER_CONCURRENCY
+
+
+def _reservation(n: int, start: datetime) -> Reservation:
+    return Reservation(
+        kind=OptionKind.CAPACITY_BLOCK,
+        id=f"cr-{n:017d}",
+        region="us-east-1",
+        availability_zone="us-east-1a",
+        instance_type="p5.48xlarge",
+        instances=1,
+        start=start,
+        end=start + timedelta(days=1),
+        state="scheduled",
+    )
+
+
+def _record(n: int, start: datetime, now: datetime) -> CapacityRecord:
+    request = CapacityRequest(
+        count=1, instance_type="p5.48xlarge", duration_hours=24, start=start, region="us-east-1"
+    )
+    return CapacityRecord(
+        id=f"R{n}",
+        state=State.SCHEDULED,
+        requester=f"U{n:09d}",
+        created_at=now,
+        updated_at=now,
+        request=request,
+        text="1x p5.48xlarge 1d",
+        reservation=_reservation(n, start),
+    )
+
+
+def _env(redis_url: str, namespace: str, fake: LocalSlackApi) -> dict[str, str]:
+    return {
+        "REDIS_URL": redis_url,
+        "GPU_BOT_NAMESPACE": namespace,
+        "SLACK_API_URL": fake.api_url,
+        "SLACK_BOT_TOKEN": "xoxb-bench",
+        "GPU_BOT_AWS": "sandbox",
+        "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+        "GPU_BOT_REMIND_BEFORE_START": "1h",
+        "GPU_BOT_REMIND_BEFORE_EXPIRY": "2h",
+        "GPU_BOT_DELIVERY_SETTLE": "2s",
+    }
+
+
+def _settings(env: dict[str, str]) -> Settings:
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        return Settings()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def seed(env: dict[str, str], count: int, due: datetime) -> None:
+    """`count` requests bought for `due + 1h`: each one's 1 h reminder is due at `due`.
+    Written through the store's compare-and-set, which schedules the reminders."""
+    services = build_services(_settings(env))
+    now = datetime.now(UTC)
+    start = due + timedelta(hours=1)
+
+    def create(n: int) -> None:
+        entry = AuditEntry(f"R{n}", BOT, "bought", "scheduled", "scheduled", now)
+        services.store.create(_record(n, start, now), entry)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(create, range(1, count + 1), chunksize=256))
+
+
+def start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    full = {
+        **os.environ,
+        **env,
+        "WORKER_LEASE_SECONDS": "10",
+        "WORKER_CONCURRENCY": str(THREADS),
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.worker_process"],
+        cwd=ROOT,
+        env=full,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def ceiling(fake: LocalSlackApi, count: int, processes: int) -> float:
+    """Messages per second the fake Web API takes from `processes` x THREADS posters
+    sending the same messages with the same client: the most the bot could reach."""
+    args = [sys.executable, "-m", "benchmarks.reminders", "--poster", fake.api_url]
+    per = count // processes
+    began = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen([*args, str(per), str(i)], cwd=ROOT, env=env) for i in range(processes)
+    ]
+    for proc in procs:
+        proc.wait()
+    return per * processes / (time.monotonic() - began)
+
+
+def poster(api_url: str, count: int, index: int) -> None:
+    """One ceiling process: post `count` reminder-shaped messages on THREADS threads."""
+    from slack_sdk import WebClient
+
+    client = WebClient(token="xoxb-bench", base_url=api_url)
+    client.retry_handlers = []
+    start = datetime.now(UTC) + timedelta(hours=1)
+
+    def post(n: int) -> None:
+        reminder = Reminder(f"C{index}-{n}", ReminderKind.BEFORE_START, start, timedelta(hours=1))
+        message = reminder_message(f"C{n}", reminder, _reservation(n, start), datetime.now(UTC))
+        client.chat_postMessage(
+            channel=f"U{index}{n:08d}",
+            text=message.text,
+            blocks=message.blocks,
+            metadata={"event_type": "ceiling", "event_payload": {"key": f"c{index}-{n}"}},
+            unfurl_links=False,
+        )
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        list(pool.map(post, range(count), chunksize=64))
+
+
+def run(count: int, workers: int, faults: bool) -> dict[str, float]:
+    fake = LocalSlackApi()
+    fake.keep_calls = False
+    aof = ("--appendonly", "yes", "--appendfsync", "everysec")
+    redis_proc, url, port, workdir = start_redis_server(*aof)
+    env = _env(url, f"bench-{uuid.uuid4().hex[:8]}", fake)
+    try:
+        roof = ceiling(fake, min(count, 20000), workers)
+        fake.reset_messages()
+        began = time.monotonic()
+        due = datetime.now(UTC) + timedelta(seconds=30 + count / 400)
+        seed(env, count, due)
+        seeded = time.monotonic() - began
+        wait = (due - datetime.now(UTC)).total_seconds()
+        if wait > 0:
+            time.sleep(wait)
+        t0 = due.timestamp()
+        procs = [start_worker(env) for _ in range(workers)]
+        killed = restarted = False
+        deadline = time.monotonic() + max(600, count / 50)
+        while time.monotonic() < deadline:
+            got = len(set(fake.delivery_keys()))
+            if faults and not killed and got >= count // 3:
+                procs[0].send_signal(signal.SIGKILL)
+                procs.append(start_worker(env))
+                killed = True
+            if faults and not restarted and got >= 2 * count // 3:
+                redis_proc.terminate()
+                redis_proc.wait(timeout=30)
+                redis_proc, *_ = start_redis_server(*aof, port=port, workdir=workdir)
+                restarted = True
+            if got >= count:
+                break
+            time.sleep(0.2)
+        time.sleep(2.0)  # a late duplicate would show now
+        received = fake.received_times()
+        keys = Counter(fake.delivery_keys())
+    finally:
+        for p in locals().get("procs", []):
+            if p.poll() is None:
+                p.terminate()
+        for p in locals().get("procs", []):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        redis_proc.terminate()
+        fake.close()
+    times = sorted(received)
+    last = times[-1] if times else t0
+    lateness = [t - t0 for t in times]
+    throughput = len(times) / max(last - t0, 1e-9)
+    return {
+        "count": count,
+        "seed_s": seeded,
+        "throughput": throughput,
+        "ceiling": roof,
+        "ratio": throughput / roof,
+        "late_p50_s": statistics.median(lateness) if lateness else float("nan"),
+        "late_p99_s": lateness[int(len(lateness) * 0.99) - 1] if lateness else float("nan"),
+        "duplicates": sum(n - 1 for n in keys.values() if n > 1),
+        "losses": count - len(keys),
+    }
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--poster":
+        poster(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--faults", action="store_true")
+    args = parser.parse_args()
+    result = run(args.count, args.workers, args.faults)
+    print(
+        f"{result['count']:,} reminders, {args.workers} workers"
+        f"{' (one SIGKILLed, Redis restarted)' if args.faults else ''}: "
+        f"{result['throughput']:,.0f}/s against the HTTP-only ceiling "
+        f"{result['ceiling']:,.0f}/s = {result['ratio']:.0%} (target 85%); "
+        f"lateness p50 {result['late_p50_s']:.1f} s, p99 {result['late_p99_s']:.1f} s; "
+        f"duplicates {result['duplicates']}, losses {result['losses']} "
+        f"(seeded in {result['seed_s']:.0f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
