@@ -8,6 +8,7 @@ HTTP so that botocore's own parser runs).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,9 +18,12 @@ import pytest
 from botocore.stub import Stubber
 
 from bot.adapters.aws.market import AwsClients, AwsMarket, PriceUnavailable
+from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from bot.adapters.clock import ManualClock
+from bot.adapters.store import RedisStore
 from bot.domain.catalog import default_catalog
 from bot.domain.comparison import OptionKind
-from bot.domain.market import MarketSnapshot
+from bot.domain.market import MarketSnapshot, Origin
 from bot.domain.recommendation import build_quote
 from bot.domain.request import Environment, Workload
 from tests.aws_live import HttpReplies, Reply, Responder, live_clients
@@ -27,6 +31,7 @@ from tests.conftest import NOW
 from tests.integration.test_market_live import (
     BLOCK_START,
     EC2_FILTERS,
+    REGION,
     block_offering,
     ec2_product,
     full_market,
@@ -333,3 +338,96 @@ def test_billed_days_and_total_come_from_the_same_block(
     assert option.billed_hours == 40.5
     assert "40 hours is billed as 40 h 30 min" in option.reasons[0]
     assert option.total_usd == 11000.0
+
+
+# --- Failures and messages ------------------------------------------------------------
+
+
+def test_one_slow_lookup_costs_its_option_not_the_quote(clients: AwsClients) -> None:
+    release = threading.Event()
+
+    def slow(_params: dict[str, Any]) -> dict[str, Any]:
+        release.wait(10)
+        return {"TrainingPlanOfferings": []}
+
+    responder = full_market(Responder()).clear("SearchTrainingPlanOfferings")
+    responder.add("SearchTrainingPlanOfferings", slow)
+    responder.install(clients.ec2, clients.sagemaker, clients.pricing)
+    market = AwsMarket(lambda _r: clients, default_catalog(), timeout=timedelta(seconds=0.5))
+    try:
+        started = time.monotonic()
+        snapshot = market.snapshot(make_request(), NOW)
+        took = time.monotonic() - started
+    finally:
+        release.set()
+        market.close()
+    assert took < 5
+    assert "no answer from AWS within" in snapshot.errors["training-plan"]
+    assert snapshot.on_demand is not None and len(snapshot.capacity_blocks) == 1
+
+
+@pytest.mark.parametrize("instance_type", ["g5.48xlarge", "g6e.12xlarge", "g7.48xlarge"])
+def test_types_without_plans_or_blocks_are_not_asked_about(
+    clients: AwsClients, market: AwsMarket, instance_type: str
+) -> None:
+    responder = full_market(Responder())
+    for operation in ("SearchTrainingPlanOfferings", "DescribeCapacityBlockOfferings"):
+        responder.clear(operation).error(
+            operation, "ValidationException", "1 validation error detected: Value at 'instanceType'"
+        )
+    responder.install(clients.ec2, clients.sagemaker, clients.pricing)
+    request = make_request(instance_type=instance_type, count=1)
+
+    quote = build_quote(request, market.snapshot(request, NOW), default_catalog(), NOW)
+
+    assert responder.count("SearchTrainingPlanOfferings") == 0
+    assert responder.count("DescribeCapacityBlockOfferings") == 0
+    plan = quote.option(OptionKind.TRAINING_PLAN)
+    assert plan.reasons == [f"Training plans are not offered for {instance_type}"]
+    text = json.dumps(quote.model_dump(mode="json"))
+    assert "validation error" not in text and "ValidationException" not in text
+
+
+def test_a_refused_search_is_said_without_aws_text(clients: AwsClients, market: AwsMarket) -> None:
+    responder = full_market(Responder()).clear("SearchTrainingPlanOfferings")
+    responder.error(
+        "SearchTrainingPlanOfferings",
+        "ValidationException",
+        "1 validation error detected: Value 'ml.p5.48xlarge' at 'instanceType' failed",
+    ).install(clients.ec2, clients.sagemaker, clients.pricing)
+    snapshot = market.snapshot(make_request(), NOW)
+    reason = snapshot.errors["training-plan"]
+    assert reason.startswith("AWS refused the training plan search for this request")
+    assert "validation error detected" not in reason
+
+
+def test_a_block_in_a_local_zone_says_so(clients: AwsClients, market: AwsMarket) -> None:
+    local = block_offering("cb-0local", "us-east-1-bos-1a", BLOCK_START, 48, 0, "12000.00")
+    responder = full_market(Responder()).clear("DescribeCapacityBlockOfferings")
+    responder.add(
+        "DescribeCapacityBlockOfferings",
+        {"CapacityBlockOfferings": [local | {"ZoneType": "local-zone"}]},
+    ).install(clients.ec2, clients.sagemaker, clients.pricing)
+    request = make_request(environment=Environment.EC2)
+    quote = build_quote(request, market.snapshot(request, NOW), default_catalog(), NOW)
+    reasons = quote.option(OptionKind.CAPACITY_BLOCK).reasons
+    assert "in us-east-1-bos-1a, a local-zone (not a regular Availability Zone)" in reasons
+    assert "AllAvailabilityZones" not in responder.params("DescribeCapacityBlockOfferings")[0]
+
+
+def test_sandbox_and_live_prices_never_share_a_cache_entry(
+    clients: AwsClients, redis_store: RedisStore, clock: ManualClock
+) -> None:
+    sandbox = sandbox_clients(SandboxMarket(clock), REGION)
+    sandboxed = AwsMarket(lambda _r: sandbox, default_catalog(), cache=redis_store)
+    live = AwsMarket(lambda _r: clients, default_catalog(), cache=redis_store)
+    full_market(Responder()).install(clients.ec2, clients.sagemaker, clients.pricing)
+    try:
+        first = sandboxed.snapshot(make_request(), clock.now())
+        second = live.snapshot(make_request(), clock.now())
+    finally:
+        sandboxed.close()
+        live.close()
+    assert first.on_demand is not None and first.on_demand.source.origin is Origin.SANDBOX
+    assert second.on_demand is not None and second.on_demand.source.origin is Origin.LIVE
+    assert second.on_demand.usd_per_hour == 98.32

@@ -947,13 +947,13 @@ def test_an_aws_error_is_reported_for_its_source_only(
 ) -> None:
     responder = full_market(Responder()).install(clients.ec2, clients.sagemaker, clients.pricing)
     responder.clear(operation).error(
-        operation, "InvalidParameterValue", "The instance type is not supported."
+        operation, "UnauthorizedOperation", "You are not authorized to perform this operation."
     )
 
     snapshot = make_market().snapshot(make_request(), NOW)
 
     assert snapshot.errors == {
-        source: "AWS said: InvalidParameterValue: The instance type is not supported."
+        source: "AWS said: UnauthorizedOperation: You are not authorized to perform this operation."
     }
     assert snapshot.on_demand is not None and snapshot.on_demand.source.origin is Origin.LIVE
     assert snapshot.sagemaker_on_demand is not None

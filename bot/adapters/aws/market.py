@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.domain import offering_rules as rules
-from bot.domain.catalog import Catalog, PriceKind
+from bot.domain.catalog import Catalog, InstanceType, PriceKind
 from bot.domain.market import (
     HourlyPrice,
     MarketSnapshot,
@@ -44,6 +46,9 @@ log = logging.getLogger(__name__)
 START_SLACK = timedelta(days=1)
 END_SLACK = timedelta(days=2)
 SPOT_LOOKBACK = timedelta(hours=3)
+# Every lookup of a quote (all regions searched) is answered within this, or goes without:
+# one lookup alone can take two minutes with retries.
+LOOKUP_TIMEOUT = timedelta(seconds=40)
 # Price list dimensions billed per instance-hour. Other units on the same product (such as
 # a training plan's upfront fee, unit "Quantity") are not an hourly rate.
 HOURLY_UNITS = frozenset({"hrs", "hr", "hour", "hours"})
@@ -89,32 +94,52 @@ class AwsMarket:
         catalog: Catalog,
         cache: PriceCache | None = None,
         price_ttl: timedelta = timedelta(minutes=15),
-        max_workers: int = 8,
+        max_workers: int = 16,
+        timeout: timedelta = LOOKUP_TIMEOUT,
     ) -> None:
         self._clients_for = clients_for
         self._catalog = catalog
         self._cache = cache or NoCache()
         self._ttl = price_ttl
+        self._timeout = timeout
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="market")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
-        futures: dict[str, Future[Any]] = {
-            name: self._pool.submit(call) for name, call in self.calls(request, now).items()
-        }
+        return self.snapshots([request], now)[0]
+
+    def snapshots(self, requests: Sequence[CapacityRequest], now: datetime) -> list[MarketSnapshot]:
+        """One snapshot per request (one per region searched), every lookup of every
+        request at once, all within one overall time limit: a lookup still out when it
+        passes costs its option, not the quote."""
+        futures = [
+            {name: self._pool.submit(call) for name, call in self.calls(request, now).items()}
+            for request in requests
+        ]
+        deadline = time.monotonic() + self._timeout.total_seconds()
+        return [self._collect(batch, deadline) for batch in futures]
+
+    def _collect(self, futures: dict[str, Future[Any]], deadline: float) -> MarketSnapshot:
         results: dict[str, Any] = {}
         errors: dict[str, str] = {}
         notes: dict[str, tuple[str, ...]] = {}
         for name, future in futures.items():
             try:
-                results[name] = future.result()
+                results[name] = future.result(timeout=max(deadline - time.monotonic(), 0))
+            except FutureTimeout:
+                future.cancel()
+                log.warning("market call %s had no answer in %s", name, self._timeout)
+                errors[name] = (
+                    f"no answer from AWS within {int(self._timeout.total_seconds())} s; "
+                    "try again in a minute"
+                )
             except PriceUnavailable as exc:
                 errors[name] = str(exc)
             except (ClientError, BotoCoreError) as exc:
                 log.warning("market call %s failed: %s", name, exc)
-                errors[name] = _error_reason(exc)
+                errors[name] = _error_reason(name, exc)
             except Exception as exc:
                 # One unreadable answer costs that option, not the whole quote.
                 log.exception("market call %s failed", name)
@@ -136,6 +161,7 @@ class AwsMarket:
     def calls(self, request: CapacityRequest, now: datetime) -> dict[str, Callable[[], Any]]:
         """The independent lookups one quote makes, by the snapshot field they fill."""
         clients = self._clients_for(request.region)
+        instance = self._catalog.instance(request.instance_type)
         return {
             "on-demand": lambda: self._hourly(
                 clients,
@@ -154,8 +180,8 @@ class AwsMarket:
             "spot": lambda: self._hourly(
                 clients, PriceKind.SPOT, request, now, lambda: _spot(clients, request, now)
             ),
-            "capacity-block": lambda: _capacity_blocks(clients, request, now),
-            "training-plan": lambda: _training_plans(clients, request, now),
+            "capacity-block": lambda: _capacity_blocks(clients, request, now, instance),
+            "training-plan": lambda: _training_plans(clients, request, now, instance),
         }
 
     def _hourly(
@@ -415,10 +441,13 @@ def _fee(raw: dict[str, Any]) -> tuple[float, str]:
 # --- Capacity Blocks ------------------------------------------------------------------
 
 
-def _capacity_blocks(clients: AwsClients, request: CapacityRequest, now: datetime) -> Found:
+def _capacity_blocks(
+    clients: AwsClients, request: CapacityRequest, now: datetime, instance: InstanceType
+) -> Found:
     hours = rules.capacity_block_duration_for(request.duration_hours)
     if (
         hours is None
+        or not instance.capacity_blocks.offered
         or request.environment is Environment.SAGEMAKER
         or request.count > rules.CB_MAX_INSTANCES_PER_BLOCK
         or rules.capacity_block_start_too_far(request.start, now)
@@ -475,10 +504,17 @@ def _capacity_block_offering(clients: AwsClients, raw: Any, now: datetime) -> Of
 # --- Training plans -------------------------------------------------------------------
 
 
-def _training_plans(clients: AwsClients, request: CapacityRequest, now: datetime) -> Found:
+def _training_plans(
+    clients: AwsClients, request: CapacityRequest, now: datetime, instance: InstanceType
+) -> Found:
     hours = rules.training_plan_duration_for(request.duration_hours)
     count = rules.training_plan_count_for(request.count)
-    if hours is None or count is None or request.environment is Environment.EC2:
+    if (
+        hours is None
+        or count is None
+        or request.environment is Environment.EC2
+        or not instance.training_plans.offered  # AWS would answer a ValidationException
+    ):
         return Found()
     response = clients.sagemaker.search_training_plan_offerings(
         InstanceType=f"ml.{request.instance_type}",  # type: ignore[arg-type]
@@ -536,11 +572,21 @@ def _training_plan_offering(clients: AwsClients, raw: Any, now: datetime) -> Off
 
 # Errors that say something about the account, not about this one call.
 ACCOUNT_LIMIT_CODES = frozenset({"CapacityBlockDescribeLimitExceeded"})
+# A search AWS refused as invalid: its message is for developers, not for the user.
+REFUSED_SEARCH_CODES = frozenset(
+    {"ValidationException", "InvalidParameterValue", "InvalidParameterCombination"}
+)
+_SEARCHES = {"capacity-block": "Capacity Block", "training-plan": "training plan"}
 
 
-def _error_reason(exc: Exception) -> str:
-    """What the user reads when a lookup failed."""
+def _error_reason(name: str, exc: Exception) -> str:
+    """What the user reads when a lookup failed (AWS's own text goes to the log)."""
     code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+    if code in REFUSED_SEARCH_CODES and name in _SEARCHES:
+        return (
+            f"AWS refused the {_SEARCHES[name]} search for this request ({code}): the type, "
+            "count or window is not one it sells here"
+        )
     if code in ACCOUNT_LIMIT_CODES:
         return (
             "this AWS account has reached its Capacity Block limit "
