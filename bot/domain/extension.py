@@ -67,6 +67,8 @@ class Extension(_Frozen):
     approved_by: str | None = None
     decided_at: datetime | None = None
     reason: str = ""  # why it was rejected or failed
+    card_channel: str | None = None  # where the approvers' card was posted
+    card_ts: str | None = None
 
     @property
     def key(self) -> str:

@@ -92,6 +92,14 @@ class OnceOnly:
         self._record(key, DeliveryState.SENT, channel, message.ts)
         return message
 
+    def update(self, message: SlackMessage, text: str, blocks: list[dict[str, Any]]) -> None:
+        """Replace a message in place (idempotent: the same content twice is harmless)."""
+        try:
+            self.poster.update(message, text, blocks)
+        except RateLimited as limited:
+            retry_at = self.clock.now() + timedelta(seconds=max(limited.retry_after, 1.0))
+            raise RetryLater(retry_at, f"Slack rate limit on {message.channel}") from limited
+
     def _record(self, key: str, state: DeliveryState, channel: str, ts: str | None = None) -> None:
         record = DeliveryRecord(state=state, channel=channel, at=self.clock.now(), ts=ts)
         self.deliveries.record_delivery(key, record)

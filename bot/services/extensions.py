@@ -29,7 +29,7 @@ from bot.domain.extension import (
     price_moved,
 )
 from bot.domain.lifecycle import State
-from bot.domain.records import CapacityRecord, Reservation
+from bot.domain.records import CapacityRecord, Reservation, SlackMessage
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
 from bot.services.jobs import JobKind, JobRegistry
@@ -155,7 +155,20 @@ class ExtensionService:
             return
         card = extension_card(record.id, record.requester, ext)
         key = f"extension-card:{_key(record.id, ext.number)}"
-        self.delivery.send(key, self.approval_channel, card.text, card.blocks)
+        posted = self.delivery.send(key, self.approval_channel, card.text, card.blocks)
+        if posted is None:
+            return
+
+        def remember(r: CapacityRecord) -> Change | None:
+            if r.extension is None or r.extension.number != job.number:
+                return None
+            where = {"card_channel": posted.channel, "card_ts": posted.ts}
+            new = r.model_copy(update={"extension": r.extension.model_copy(update=where)})
+            return Change(new, "extension-card-posted", BOT, f"{posted.channel} {posted.ts}")
+
+        saved, _ = apply_change(self.store, record.id, remember, self.clock.now)
+        if saved is not None and saved.extension and not saved.extension.status.open:
+            self._update_card(saved)  # decided while the card was being posted
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -274,12 +287,22 @@ class ExtensionService:
 
         apply_change(self.store, record.id, failed, self.clock.now)
 
+    def _update_card(self, record: CapacityRecord) -> None:
+        """The approvers' card without its buttons once decided."""
+        ext = record.extension
+        if ext is None or ext.card_channel is None or ext.card_ts is None:
+            return
+        card = extension_card(record.id, record.requester, ext)
+        where = SlackMessage(channel=ext.card_channel, ts=ext.card_ts)
+        self.delivery.update(where, card.text, card.blocks)
+
     def tell(self, job: ExtensionJob) -> None:
-        """Tell the requester (and the person who asked) how the extension ended."""
+        """Tell the requester how the extension ended, and update the approvers' card."""
         record = self.store.get(job.request)
         ext = record.extension if record else None
         if record is None or ext is None or ext.number != job.number:
             return
+        self._update_card(record)
         offer = ext.offer
         if ext.status is ExtensionStatus.BOUGHT:
             text = (

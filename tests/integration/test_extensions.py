@@ -98,6 +98,12 @@ def test_an_approved_extension_is_bought_once_and_moves_the_reminders(make_bot, 
     assert audit_actions(bot).count("extension-approved") == 1
     later(bot)
     assert "is extended to" in texts(bot)[-1]
+    # The approvers' card shows the outcome, without buttons.
+    update = bot.fake.of("chat.update")[-1]
+    assert update.args["channel"] == APPROVAL_CHANNEL
+    assert "bought" in update.text_of_blocks() and "gpu_extension_approve" not in (
+        update.text_of_blocks()
+    )
     # Running the purchase job again buys nothing more.
     bot.services.extensions.buy(ExtensionJob(request="R1", number=1))
     assert days_added(bot, res) == 1

@@ -46,6 +46,15 @@ class SlackPoster:
         )
         return SlackMessage(channel=str(response["channel"]), ts=str(response["ts"]))
 
+    def update(self, message: SlackMessage, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._call(
+            self.client.chat_update,
+            channel=message.channel,
+            ts=message.ts,
+            text=text,
+            blocks=blocks,
+        )
+
     def find(self, channel: str, key: str, since: datetime) -> SlackMessage | None:
         if channel.startswith(("U", "W")):  # a person: their DM with the bot
             opened = self._call(self.client.conversations_open, users=channel)

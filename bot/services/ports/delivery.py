@@ -79,6 +79,10 @@ class Poster(Protocol):
         self, channel: str, text: str, blocks: list[dict[str, Any]], key: str
     ) -> SlackMessage: ...
 
+    def update(self, message: SlackMessage, text: str, blocks: list[dict[str, Any]]) -> None:
+        """Replace a posted message (an approval card once decided)."""
+        ...
+
     def find(self, channel: str, key: str, since: datetime) -> SlackMessage | None:
         """The message carrying `key` posted to `channel` (a user id means the DM with
         them) at or after `since`, or None."""
