@@ -7,6 +7,7 @@ it accepts (`ConfigError`).
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 from typing import Annotated, Any, Literal
@@ -113,12 +114,12 @@ class Settings(BaseSettings):
     )
     second_approval_usd: float | None = _env(
         "GPU_BOT_SECOND_APPROVAL_USD",
-        "USD total above which two different approvers are needed (> 0)",
+        "USD, the most a request can cost, above which two different approvers are needed (> 0)",
         default=None,
     )
     max_request_usd: float | None = _env(
         "GPU_BOT_MAX_REQUEST_USD",
-        "USD total above which a request is refused (> 0)",
+        "USD, the most a request can cost, above which it is refused (> 0)",
         default=None,
     )
     approval_timeout: timedelta = _env(
@@ -234,6 +235,9 @@ class Settings(BaseSettings):
     @field_validator("second_approval_usd", "max_request_usd")
     @classmethod
     def _positive(cls, value: float | None) -> float | None:
+        # NaN compares false with everything: it would switch the money rule off.
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be a finite number")
         if value is not None and value <= 0:
             raise ValueError("must be above zero")
         return value

@@ -13,7 +13,7 @@ from bot.blocks.refusals import REFUSALS, refusal_text
 from bot.blocks.text import esc
 from bot.domain.approval import Outcome, rejection_reason
 from bot.domain.grammar import parse_form
-from bot.domain.request import CapacityRequest
+from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.container import Services
 from bot.services.requests import RequestError
 from handlers.context import Interaction, interaction
@@ -93,9 +93,14 @@ def _submit_error(
 
 def handle_reject(services: Services, ack: Ack, context: BoltContext, client: WebClient) -> None:
     reason = rejection_reason(interaction(context).value(FormBlock.REJECT_REASON.value) or "")
+    # Checked here, not only by the modal's max_length: a forged submission skips that.
+    problem = None
     if reason is None:
-        errors = {FormBlock.REJECT_REASON.value: REFUSALS[Outcome.REASON_REQUIRED]}
-        ack(response_action="errors", errors=errors)
+        problem = REFUSALS[Outcome.REASON_REQUIRED]
+    elif len(reason) > MAX_REASON_CHARS:
+        problem = f"Keep the reason under {MAX_REASON_CHARS} characters (it has {len(reason)})."
+    if problem is not None:
+        ack(response_action="errors", errors={FormBlock.REJECT_REASON.value: problem})
         return
     after_ack(ack, context, reject_request, services, client, reason)
 

@@ -167,6 +167,8 @@ def submit_form(record: CapacityRecord, quote: Quote, metadata: dict[str, str]) 
     initial = None
     for pick in picks(quote):
         label = f"{pick.kind.label} · {usd(pick.total_usd)}"
+        if pick.most_usd != pick.total_usd:
+            label += f" (up to {usd(pick.most_usd)})"
         if pick.offering:
             zone = f" {pick.offering.zone}" if pick.offering.zone else ""
             label += f" · {pick.offering.start:%m-%d %H:%M}{zone}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.blocks.ids import ActionId
-from bot.blocks.text import clip, esc, rate, usd, when
+from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
 from bot.domain.comparison import Option
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
@@ -70,7 +70,7 @@ def quote_blocks(quote: Quote, request_id: str | None = None) -> list[Block]:
         },
     ]
     if r.reason:
-        blocks.append(_section(f"*Why:* {esc(r.reason)}"))
+        blocks.append(user_text_block("Why:", r.reason))
     if rec.kind is None:
         blocks.append(_section(f":x: *Nothing fits.* {esc(rec.reasons[0])}"))
     else:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from bot.domain.approval import Outcome
 from bot.domain.records import CapacityRecord
+from bot.domain.request import MAX_REASON_CHARS
 
 REFUSALS = {
     Outcome.NOT_APPROVER: "Only approvers can decide GPU requests.",
     Outcome.OWN_REQUEST: "You cannot approve or reject your own request.",
     Outcome.ALREADY_APPROVED_BY_YOU: "You have approved this already; it needs another approver.",
     Outcome.REASON_REQUIRED: "A rejection needs a reason.",
+    Outcome.REASON_TOO_LONG: f"Keep the reason under {MAX_REASON_CHARS} characters.",
     Outcome.TOO_LATE: "This request's time for a decision has passed; it is timing out.",
 }
 

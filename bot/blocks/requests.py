@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.blocks.ids import ActionId
 from bot.blocks.quote import request_context, request_title
-from bot.blocks.text import clip, esc, usd, user, when
+from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
@@ -47,7 +47,7 @@ def state_line(record: CapacityRecord) -> str:
         )
     if record.rejection:
         r = record.rejection
-        line += f" · rejected by {user(r.user)} {when(r.at)}: {esc(r.reason)}"
+        line += f" · rejected by {user(r.user)} {when(r.at)}"
     if record.failure:
         line += f" · {esc(record.failure)}"
     return line
@@ -70,16 +70,13 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
         f"*Instances*\n{r.count}x {r.instance_type} ({r.region})",
         f"*Window*\n{window(record)}",
         f"*Option*\n{chosen}",
-        f"*Total*\n{usd(record.total_usd)}" + (" upfront" if option and option.upfront else ""),
+        f"*Total*\n{total_text(record)}",
         f"*Workload*\n{esc(request_context(r))}",
     ]
     blocks: list[Block] = [
         {"type": "header", "text": {"type": "plain_text", "text": card_title(record)}},
         {"type": "section", "fields": [{"type": "mrkdwn", "text": f} for f in fields]},
-        {
-            "type": "section",
-            "text": {"type": "mrkdwn", "text": f"*Why:* {esc(record.reason or '(no reason)')}"},
-        },
+        user_text_block("Why:", record.reason or "(no reason)"),
     ]
     if record.quote:
         others = [
@@ -94,16 +91,34 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
             }
         )
     blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": state_line(record)}})
+    if record.rejection:
+        blocks.append(user_text_block("Reason given:", record.rejection.reason))
     if with_buttons and record.state is State.PENDING_APPROVAL:
         blocks.append(approval_buttons(record))
     return blocks
+
+
+def total_text(record: CapacityRecord) -> str:
+    """Both figures: the requester's estimate and the most it can cost. The limits (and
+    the approvers) go by the second; nothing holds a requester to the first."""
+    option = record.chosen_option
+    if option and option.upfront:
+        return f"{usd(record.total_usd)} upfront"
+    most = record.most_usd
+    if most is None or record.total_usd is None or most == record.total_usd:
+        return usd(record.total_usd)
+    return (
+        f"{usd(record.total_usd)} expected at {record.request.utilization_pct}% use\n"
+        f"up to *{usd(most)}* if run for the whole window"
+    )
 
 
 def approval_buttons(record: CapacityRecord) -> Block:
     r = record.request
     option = record.chosen_option
     what = option.kind.label if option else "capacity"
-    amount = usd(record.total_usd)
+    amount = usd(record.most_usd)
+    upto = "" if option and option.upfront else "up to "
     # Prepaid reservations are bought for good: say so where the money is approved.
     warning = " It is paid up front and cannot be cancelled." if option and option.upfront else ""
     return {
@@ -121,8 +136,8 @@ def approval_buttons(record: CapacityRecord) -> Block:
                     "text": {
                         "type": "mrkdwn",
                         "text": clip(
-                            f"Approve *{amount}* for {r.count}x {r.instance_type} as {_a(what)} "
-                            f"(request {record.id})?{warning}",
+                            f"Approve {upto}*{amount}* for {r.count}x {r.instance_type} as "
+                            f"{_a(what)} (request {record.id})?{warning}",
                             300,
                         ),
                     },
@@ -213,7 +228,7 @@ def requester_update(record: CapacityRecord) -> str:
         r = record.rejection
         return (
             f":no_entry: Your GPU request *{record.id}* ({title}) was rejected by "
-            f"{user(r.user)}: {esc(r.reason)}"
+            f"{user(r.user)}: {quoted(r.reason)}"
         )
     if record.state is State.TIMED_OUT:
         deadline = when(record.approval_deadline) if record.approval_deadline else "the deadline"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
+
+from bot.domain.request import clean_text
 
 # Slack's mrkdwn treats only these three as control characters: escaping them is what
 # stops <!channel>, <@U…> and <https://…|label> from being injected through user text.
@@ -14,6 +17,23 @@ def esc(text: str) -> str:
     for raw, escaped in _ESCAPES:
         text = text.replace(raw, escaped)
     return text
+
+
+def user_text_block(label: str, text: str) -> dict[str, Any]:
+    """User-typed text on a card as its own plain-text section: no mrkdwn, no emoji
+    codes, one line, in quotes, so it cannot draw a line that looks like the bot's own
+    (":white_check_mark: *Approved* by ...") or a mention. Escaped as well (Slack reads
+    entities in every text), and clipped before escaping so that the escaped text stays
+    within the 3,000 characters of a section, whatever it is made of."""
+    shown = f"{label} \u201c{clip(clean_text(text), 580)}\u201d"
+    return {"type": "section", "text": {"type": "plain_text", "text": esc(shown), "emoji": False}}
+
+
+def quoted(text: str, limit: int = 500) -> str:
+    """User-typed text inside mrkdwn (a DM's text): one line in a code span, where Slack
+    reads no formatting, links or mentions; escaped as well, and clipped before escaping."""
+    inner = clip(clean_text(text), limit).replace("`", "\u02cb")
+    return f"`{esc(inner)}`"
 
 
 def unescape_slack(text: str) -> str:

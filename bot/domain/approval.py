@@ -7,30 +7,46 @@ result as a compare-and-set, so a click decided on a stale read is retried or re
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from bot.domain.lifecycle import State
 from bot.domain.records import Approval, CapacityRecord, Rejection
+from bot.domain.request import MAX_REASON_CHARS, clean_text
 
 
 @dataclass(frozen=True)
 class SpendingLimits:
+    """Limits on the most a request can cost (pay-as-you-go at 100% of its window), not on
+    the requester's own utilisation estimate, which nothing holds them to."""
+
     second_approval_usd: float | None = None
     max_request_usd: float | None = None
 
-    def approvals_needed(self, total_usd: float) -> int:
-        if self.second_approval_usd is not None and total_usd > self.second_approval_usd:
+    def __post_init__(self) -> None:
+        for value in (self.second_approval_usd, self.max_request_usd):
+            # NaN compares false with everything and would switch a rule off.
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"a spending limit must be a finite amount above zero: {value}")
+
+    def approvals_needed(self, most_usd: float) -> int:
+        if not math.isfinite(most_usd):
+            return 2
+        if self.second_approval_usd is not None and most_usd > self.second_approval_usd:
             return 2
         return 1
 
-    def refusal(self, total_usd: float) -> str | None:
-        """Why a request of this total may not even be posted, or None."""
-        if self.max_request_usd is not None and total_usd > self.max_request_usd:
+    def refusal(self, most_usd: float) -> str | None:
+        """Why a request that can cost up to `most_usd` may not even be posted, or None."""
+        if self.max_request_usd is None:
+            return None
+        if not math.isfinite(most_usd) or most_usd > self.max_request_usd:
             return (
-                f"this request costs ${total_usd:,.2f}, above the ${self.max_request_usd:,.2f} "
-                "limit for one request: ask for fewer instances or a shorter window, or split it"
+                f"this request can cost up to ${most_usd:,.2f} (running the whole window), "
+                f"above the ${self.max_request_usd:,.2f} limit for one request: ask for fewer "
+                "instances or a shorter window, or split it"
             )
         return None
 
@@ -45,6 +61,7 @@ class Outcome(StrEnum):
     NOT_PENDING = "not_pending"  # decided, cancelled or timed out already
     TOO_LATE = "too_late"  # past its approval deadline (the worker times it out)
     REASON_REQUIRED = "reason_required"
+    REASON_TOO_LONG = "reason_too_long"
 
     @property
     def changed(self) -> bool:
@@ -96,6 +113,8 @@ def reject(
     given = rejection_reason(reason)
     if given is None:
         return Decision(Outcome.REASON_REQUIRED, record)
+    if len(given) > MAX_REASON_CHARS:
+        return Decision(Outcome.REASON_TOO_LONG, record)
     updated = record.model_copy(
         update={
             "state": State.REJECTED,
@@ -107,5 +126,6 @@ def reject(
 
 
 def rejection_reason(text: str) -> str | None:
-    """The reason a rejection records; None when there is none (a rejection needs one)."""
-    return text.strip() or None
+    """The reason a rejection records, as one clean line; None when there is none (a
+    rejection needs one; NUL, newlines and other invisible characters are none)."""
+    return clean_text(text) or None

@@ -15,14 +15,16 @@ class Pick:
     value: str  # short and stable: "capacity-block:1" (option kind, offering index)
     kind: OptionKind
     offering: Offering | None
-    total_usd: float
+    total_usd: float  # expected, at the requester's utilisation
     recommended: bool
+    most_usd: float  # at 100% of the window: what spending limits are checked against
 
     def choice(self) -> Choice:
         return Choice(
             kind=self.kind,
             offering_id=self.offering.offering_id if self.offering else None,
             total_usd=self.total_usd,
+            most_usd=self.most_usd,
         )
 
 
@@ -33,8 +35,11 @@ def picks(quote: Quote) -> list[Pick]:
             continue
         recommended = option.kind is quote.recommendation.kind
         if option.offering is None:
+            most = option.most_usd if option.most_usd is not None else option.total_usd
             out.append(
-                Pick(f"{option.kind.value}:0", option.kind, None, option.total_usd, recommended)
+                Pick(
+                    f"{option.kind.value}:0", option.kind, None, option.total_usd, recommended, most
+                )
             )
             continue
         for i, offering in enumerate((option.offering, *option.alternatives)):
@@ -45,6 +50,7 @@ def picks(quote: Quote) -> list[Pick]:
                     offering=offering,
                     total_usd=round(offering.upfront_usd, 2),
                     recommended=recommended and i == 0,
+                    most_usd=round(offering.upfront_usd, 2),
                 )
             )
     return out

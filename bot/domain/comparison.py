@@ -57,6 +57,9 @@ class Option(BaseModel):
     eligible: bool
     reasons: list[str]  # the rule that excluded it, or the notes that apply
     total_usd: float | None = None  # expected total at the expected utilisation
+    # The most it can cost: pay-as-you-go at 100% of the window, a prepaid total as is.
+    # Spending limits are checked against this, never against the requester's estimate.
+    most_usd: float | None = None
     hourly_usd: float | None = None  # per instance-hour
     upfront: bool = False
     interruptible: bool = False
@@ -107,6 +110,7 @@ def assess_on_demand(
         eligible=True,
         reasons=reasons,
         total_usd=_money(rate.usd_per_hour * request.instance_hours * request.utilization),
+        most_usd=_money(rate.usd_per_hour * request.instance_hours),
         hourly_usd=rate.usd_per_hour,
         billed_instances=request.count,
         billed_hours=request.duration_hours * request.utilization,
@@ -145,6 +149,7 @@ def assess_spot(request: CapacityRequest, snapshot: MarketSnapshot) -> Option:
             "can be interrupted at two minutes' notice; no capacity guarantee",
         ],
         total_usd=_money(spot.usd_per_hour * request.instance_hours * request.utilization),
+        most_usd=_money(spot.usd_per_hour * request.instance_hours),
         hourly_usd=spot.usd_per_hour,
         interruptible=True,
         billed_instances=request.count,
@@ -295,6 +300,7 @@ def assess_on_demand_reservation(
         eligible=True,
         reasons=reasons,
         total_usd=total,
+        most_usd=total,
         hourly_usd=rate.usd_per_hour,
         break_even_utilization=1.0,
         billed_instances=request.count,
@@ -338,6 +344,7 @@ def _reserved_option(
         eligible=True,
         reasons=reasons,
         total_usd=total,
+        most_usd=total,
         hourly_usd=round(chosen.hourly_usd, 4),
         break_even_utilization=(
             round(break_even(total, baseline.usd_per_hour, request), 4) if baseline else None

@@ -31,6 +31,7 @@ from bot.domain.request import (
     Environment,
     RequestDraft,
     Workload,
+    clean_text,
 )
 
 ACCEPTED_FORMS: dict[str, str] = {
@@ -260,7 +261,7 @@ class _Builder:
         return pct
 
     def reason(self, raw: str, token: str) -> str | None:
-        text = raw.strip()
+        text = clean_text(raw)
         if len(text) > MAX_REASON_CHARS:
             raise RequestSyntaxError(
                 f"reason is {len(text)} characters long",
@@ -508,12 +509,19 @@ def parse_form(
         except RequestSyntaxError as exc:
             errors["start_date"] = str(exc)
     read("region", "region", lambda v, t: v if _REGION_RE.fullmatch(v) else _raise_bad("region", t))
+    # A value the form does not offer is refused, not read as "either" ("any").
     env = (fields.get("environment") or "").strip().lower()
     if env in (e.value for e in Environment):
         b.fields["environment"] = Environment(env)
+    elif env not in ("", "any"):
+        errors["environment"] = f"environment {clean_text(env)[:40]!r}: accepted: ec2 or sagemaker"
     workload = (fields.get("workload") or "").strip().lower()
     if workload in (w.value for w in Workload):
         b.fields["workload"] = Workload(workload)
+    elif workload:
+        errors["workload"] = (
+            f"workload {clean_text(workload)[:40]!r}: accepted: {ACCEPTED_FORMS['workload']}"
+        )
     b.fields["interruptible"] = bool((fields.get("interruptible") or "").strip())
     read("utilization", "utilization_pct", b.utilization)
     read("reason", "reason", b.reason)

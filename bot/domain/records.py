@@ -35,7 +35,8 @@ class Choice(_Frozen):
 
     kind: OptionKind
     offering_id: str | None = None
-    total_usd: float
+    total_usd: float  # expected, at the requester's utilisation estimate
+    most_usd: float | None = None  # at 100% of the window (None: chosen before it was kept)
 
 
 DEFAULT_ACCOUNT = "default"  # the bot's own credentials, when no account is named
@@ -134,6 +135,13 @@ class CapacityRecord(_Frozen):
     @property
     def total_usd(self) -> float | None:
         return self.choice.total_usd if self.choice else None
+
+    @property
+    def most_usd(self) -> float | None:
+        """The most the chosen option can cost (the expected total for older records)."""
+        if self.choice is None:
+            return None
+        return self.choice.most_usd if self.choice.most_usd is not None else self.choice.total_usd
 
     @property
     def approvers(self) -> list[str]:

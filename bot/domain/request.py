@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
@@ -27,6 +28,15 @@ class Workload(StrEnum):
 MAX_COUNT = 1024
 MAX_DURATION_HOURS = 365 * 24
 MAX_REASON_CHARS = 500
+
+
+def clean_text(raw: str) -> str:
+    """User text as one line: control and format characters (NUL, newlines, zero-width
+    and direction marks) become spaces, runs of spaces one. A reason made only of such
+    characters is empty, so "give a reason" still asks for one."""
+    kept = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in raw)
+    return " ".join(kept.split())
+
 
 # Field names as users see them, in the order forms and messages list them.
 REQUIRED_FIELDS = ("count", "instance_type", "duration", "start")

@@ -16,7 +16,7 @@ from bot.domain.grammar import render_request
 from bot.domain.lifecycle import CANCELLABLE, State
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
-from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
+from bot.domain.request import MAX_REASON_CHARS, CapacityRequest, clean_text
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.jobs import (
     QuoteJob,
@@ -171,7 +171,7 @@ class RequestService:
     ) -> tuple[Pick, datetime]:
         """The pick and approval deadline of a valid submission; `RequestError` (with the
         form field at fault) when it is not. Changes nothing."""
-        reason = reason.strip()
+        reason = clean_text(reason)
         if not reason:
             raise RequestError("Give the approvers a reason.", field="reason")
         if len(reason) > MAX_REASON_CHARS:
@@ -180,7 +180,7 @@ class RequestService:
         chosen = pick_by_value(quote, pick)
         if chosen is None:
             raise RequestError("Pick one of the options offered.", field="choice")
-        refusal = self.limits.refusal(chosen.total_usd)
+        refusal = self.limits.refusal(chosen.most_usd)
         if refusal:
             raise RequestError(refusal[0].upper() + refusal[1:] + ".", field="choice")
         now = self.clock.now()
@@ -205,8 +205,8 @@ class RequestService:
                 update={
                     "state": State.PENDING_APPROVAL,
                     "choice": chosen.choice(),
-                    "reason": reason.strip(),
-                    "required_approvals": self.limits.approvals_needed(chosen.total_usd),
+                    "reason": clean_text(reason),
+                    "required_approvals": self.limits.approvals_needed(chosen.most_usd),
                     "approval_deadline": deadline,
                     "updated_at": self.clock.now(),
                 }

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.shell.forms import FormField
-from bot.shell.mrkdwn import Names, printable, to_text
+from bot.shell.mrkdwn import Names, printable, to_text, unescape
 from bot.shell.style import Style
 
 Block = dict[str, Any]
@@ -55,7 +55,8 @@ class Renderer:
         if not obj:
             return ""
         text = str(obj.get("text", ""))
-        return self.mrkdwn(text) if obj.get("type") == "mrkdwn" else printable(text)
+        # Slack reads &amp; &lt; &gt; as entities in plain text too.
+        return self.mrkdwn(text) if obj.get("type") == "mrkdwn" else printable(unescape(text))
 
     def message(self, blocks: list[Block], text: str, first_button: int = 1) -> Rendering:
         """A message: its blocks, or its text when it has none (text is mrkdwn)."""

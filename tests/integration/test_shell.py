@@ -85,7 +85,7 @@ def test_reserve_shows_the_comparison_in_place_of_the_working_message(approval_f
     )
     quote = section(approval_flow, "ephemeral to you · message 1, updated in place")
     assert ":star: *Recommended: Capacity Block*" in quote
-    assert "*Why:* load test <!channel> & co" in quote  # escaped by Slack, shown as typed
+    assert "Why: \u201cload test <!channel> & co\u201d" in quote  # escaped by Slack, shown as typed
     assert quote.splitlines()[-1] == "  [1] Submit for approval…  [2] Cancel"
 
 

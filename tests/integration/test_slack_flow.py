@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from bot.blocks.ids import ActionId, CallbackId, FormBlock
+from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from tests.races import ReadsBeforeWrites
 from tests.slack_harness import (
@@ -514,3 +515,32 @@ def test_on_demand_from_today_can_be_submitted(make_bot) -> None:  # type: ignor
     record = bot.record(request_id)
     assert record.state is State.PENDING_APPROVAL
     assert record.approval_deadline == bot.clock.now() + timedelta(hours=4)
+
+
+def test_the_cap_is_checked_against_the_whole_window_not_the_utilisation_estimate(make_bot) -> None:  # type: ignore[no-untyped-def]
+    # At util=1% On-Demand looks like ~$25; run for the whole window it costs ~$2,500.
+    bot = make_bot(max_request_usd=1000)
+    request_id = quoted(bot, '1x p5.48xlarge 1d from 2026-12-14 ec2 util=1% reason="t"')
+    record = bot.record(request_id)
+    assert record.quote is not None
+    on_demand = record.quote.option(OptionKind.ON_DEMAND)
+    assert on_demand is not None and on_demand.total_usd is not None
+    assert on_demand.total_usd < 1000 < (on_demand.most_usd or 0)
+    answer = json.loads(submit_form(bot, request_id, pick="on-demand:0").body)
+    assert answer["response_action"] == "errors"
+    assert "$1,000.00 limit" in answer["errors"][FormBlock.CHOICE.value]
+    bot.wait()
+    assert bot.record(request_id).state is State.QUOTED
+
+
+def test_two_approvers_by_the_most_it_can_cost_and_the_card_shows_both_figures(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(second_approval_usd=1000)
+    text = '1x p5.48xlarge 1d from 2026-12-14 ec2 util=1% reason="t"'
+    request_id = submitted(bot, text, pick="on-demand:0")
+    record = bot.record(request_id)
+    assert record.required_approvals == 2
+    assert record.total_usd is not None and record.most_usd is not None
+    (card,) = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
+    shown = json.dumps(card.args["blocks"])
+    assert f"${record.total_usd:,.2f} expected at 1% use" in shown
+    assert f"up to *${record.most_usd:,.2f}*" in shown

@@ -80,3 +80,17 @@ def test_hard_limit_boundary() -> None:
     assert limits.refusal(5000) is None
     refusal = limits.refusal(5000.01)
     assert refusal is not None and "$5,000.01" in refusal and "$5,000.00 limit" in refusal
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0])
+def test_spending_limits_are_finite_amounts_above_zero(bad: float) -> None:
+    with pytest.raises(ValueError, match="finite"):
+        SpendingLimits(second_approval_usd=bad)
+    with pytest.raises(ValueError, match="finite"):
+        SpendingLimits(max_request_usd=bad)
+
+
+def test_a_cost_that_is_not_a_number_needs_two_approvers_and_passes_no_cap() -> None:
+    limits = SpendingLimits(second_approval_usd=1000, max_request_usd=5000)
+    assert limits.approvals_needed(float("nan")) == 2
+    assert limits.refusal(float("nan")) is not None

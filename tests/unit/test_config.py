@@ -100,3 +100,16 @@ def test_limits_must_be_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPU_BOT_MAX_REQUEST_USD", "5000")
     with pytest.raises(ConfigError, match="SECOND_APPROVAL_USD is above"):
         load_settings()
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "infinity"])
+@pytest.mark.parametrize("name", ["GPU_BOT_SECOND_APPROVAL_USD", "GPU_BOT_MAX_REQUEST_USD"])
+def test_a_spending_limit_that_is_not_a_finite_number_is_refused(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    # NaN compares false with everything: taken as a limit it would switch the rule off.
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert name in str(info.value)
+    assert "finite" in str(info.value)

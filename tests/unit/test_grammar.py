@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 
 from bot.domain.catalog import default_catalog
 from bot.domain.grammar import RequestSyntaxError, parse_request, render_request
-from bot.domain.request import Environment, IncompleteRequest, RequestDraft, Workload
+from bot.domain.request import (
+    Environment,
+    IncompleteRequest,
+    RequestDraft,
+    Workload,
+    clean_text,
+)
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 
@@ -174,7 +180,8 @@ _starts = st.one_of(
         max_value=datetime(2028, 10, 1),
     ).map(lambda d: d.replace(microsecond=0, tzinfo=UTC)),
 )
-_reasons = st.text(min_size=1, max_size=200).map(str.strip).filter(bool)
+# Reasons are kept as one clean line (control characters and newlines become spaces).
+_reasons = st.text(min_size=1, max_size=200).map(clean_text).filter(bool)
 
 drafts = st.builds(
     RequestDraft,

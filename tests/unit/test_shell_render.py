@@ -87,7 +87,7 @@ def test_numbering_continues_from_the_number_given(quote: Quote) -> None:
 def test_escaped_user_text_stays_literal_and_real_mentions_become_names(quote: Quote) -> None:
     text = lines(PLAIN_RENDERER.message(request_card(pending(quote)), "").lines)
     assert "Requester: @you" in text  # the card's own mention
-    assert "*Why:* load test <!channel> & <@U0ALICE>" in text  # typed by the user: inert
+    assert "Why: \u201cload test <!channel> & <@U0ALICE>\u201d" in text  # typed by the user: inert
     assert "@channel" not in text
     assert "@alice" not in text
 
