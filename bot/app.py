@@ -9,15 +9,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
+from bot.adapters.aws.accounts import AccountClients, SandboxAccounts, live_accounts
 from bot.adapters.aws.aftercare import AwsAftercare
-from bot.adapters.aws.clients import clients_factory
 from bot.adapters.aws.market import AwsClients, AwsMarket
+from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.clock import SystemClock
 from bot.adapters.slack.client import make_web_client
 from bot.adapters.slack.groups import SlackGroupDirectory
@@ -27,15 +29,26 @@ from bot.adapters.store import RedisStore, open_store
 from bot.background import Background
 from bot.config import Settings
 from bot.domain.approval import SpendingLimits
-from bot.domain.catalog import default_catalog
+from bot.domain.catalog import Catalog, default_catalog
+from bot.domain.market import MarketSnapshot
+from bot.domain.request import CapacityRequest
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
 from bot.services.container import Services
 from bot.services.delivery import OnceOnly
 from bot.services.extensions import ExtensionService
-from bot.services.jobs import NOTIFY, QUOTE, QUOTE_ONLY, TIMEOUT, JobRegistry
+from bot.services.jobs import (
+    NOTIFY,
+    PURCHASE,
+    QUOTE,
+    QUOTE_ONLY,
+    TIMEOUT,
+    TRACK,
+    JobRegistry,
+)
 from bot.services.notifications import NotificationService
-from bot.services.ports import Clock, MarketData, Notifier
+from bot.services.ports import Clock, MarketData, Notifier, Purchaser
+from bot.services.purchasing import PurchaseService
 from bot.services.quoting import QuoteService
 from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
@@ -55,6 +68,7 @@ class Wiring(Services):
     store: RedisStore
     slack: WebClient
     notifier: Notifier
+    accounts: AccountClients
 
 
 def build_services(
@@ -66,20 +80,25 @@ def build_services(
     slack: WebClient | None = None,
     notifier: Notifier | None = None,
     aws: Callable[[str], AwsClients] | None = None,
+    accounts: AccountClients | None = None,
+    purchaser: Purchaser | None = None,
 ) -> Wiring:
     """`aws`: region -> clients (default: live or sandbox by settings), shared by every
     flow so that what one buys, the others see."""
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
-    aws = aws or clients_factory(settings, clock)
+    if accounts is None:
+        accounts = make_accounts(settings, clock, store)
+    if aws is None:
+        own = accounts  # aftercare runs in the bot's default account for now
+
+        def aws(region: str) -> AwsClients:
+            return own.clients(None, region)
+
     if market is None:
-        market = AwsMarket(
-            aws,
-            catalog,
-            cache=store,
-            price_ttl=settings.price_cache_ttl,
-        )
+        market = AccountsMarket(accounts, catalog, store, settings)
+    purchaser = purchaser or AwsPurchaser(accounts, catalog, clock)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = slack or make_web_client(token, settings.slack_api_url)
     notifier = notifier or SlackNotifier(
@@ -118,6 +137,11 @@ def build_services(
     store.follow(reminders.jobs_for_change)
     extensions = ExtensionService(store, aftercare, once, clock, approval_channel)
     extensions.register(jobs)
+    purchases = PurchaseService(
+        store, purchaser, quotes, clock, settings.namespace, settings.default_account
+    )
+    jobs.register(PURCHASE, lambda job: purchases.run_purchase(job.request))
+    jobs.register(TRACK, lambda job: purchases.run_track(job.request))
     return Wiring(
         settings=settings,
         clock=clock,
@@ -126,6 +150,7 @@ def build_services(
         quotes=quotes,
         requests=requests,
         approvals=ApprovalService(store, directory, clock),
+        purchases=purchases,
         notifications=notifications,
         replies=Replies(notifier),
         jobs=jobs,
@@ -134,7 +159,44 @@ def build_services(
         background=Background(),
         slack=slack,
         notifier=notifier,
+        accounts=accounts,
     )
+
+
+def make_accounts(settings: Settings, clock: Clock, store: RedisStore) -> AccountClients:
+    """Clients per account: the sandbox keeps its purchases in the bot's own store."""
+    if settings.sandbox:
+        namespace = store.prefix.strip("{}")  # beside the bot's own keys, whatever they are
+        return SandboxAccounts(
+            settings.accounts, settings.default_account, clock, store.redis, namespace
+        )
+    return live_accounts(settings.accounts, settings.default_account, clock)
+
+
+class AccountsMarket:
+    """Quotes in the request's account: one market adapter per account."""
+
+    def __init__(
+        self, accounts: AccountClients, catalog: Catalog, store: RedisStore, settings: Settings
+    ) -> None:
+        self._accounts = accounts
+        self._catalog = catalog
+        self._store = store
+        self._ttl = settings.price_cache_ttl
+        self._markets: dict[str, AwsMarket] = {}
+
+    def _market(self, account: str) -> AwsMarket:
+        if account not in self._markets:
+            self._markets[account] = AwsMarket(
+                lambda region: self._accounts.clients(account, region),
+                self._catalog,
+                cache=self._store,
+                price_ttl=self._ttl,
+            )
+        return self._markets[account]
+
+    def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
+        return self._market(self._accounts.resolve(request.account)).snapshot(request, now)
 
 
 def build_app(

@@ -60,6 +60,9 @@ def _env(name: str, description: str, **kwargs: Any) -> Any:
 
 DurationList = Annotated[list[timedelta], NoDecode]
 IdList = Annotated[list[str], NoDecode]
+AccountMap = Annotated[dict[str, str], NoDecode]
+_ACCOUNT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+_ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}")
 
 
 class Settings(BaseSettings):
@@ -99,6 +102,18 @@ class Settings(BaseSettings):
         default="sandbox",
     )
     aws_region: str = _env("AWS_REGION", "AWS region such as us-east-1", default="us-east-1")
+    accounts: AccountMap = _env(
+        "GPU_BOT_ACCOUNTS",
+        "named AWS accounts and the role to assume in each: "
+        "name=arn:aws:iam::111122223333:role/gpu-bot,… (empty: only the bot's own)",
+        default_factory=dict,
+    )
+    default_account: str = _env(
+        "GPU_BOT_DEFAULT_ACCOUNT",
+        "the account a request without account= runs in: a name from GPU_BOT_ACCOUNTS, or "
+        "default (the bot's own credentials)",
+        default="default",
+    )
     approvers: IdList = _env(
         "GPU_BOT_APPROVERS", "comma-separated Slack user ids (U…/W…)", default_factory=list
     )
@@ -167,6 +182,41 @@ class Settings(BaseSettings):
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_config_duration(value) if isinstance(value, str) else value
+
+    @field_validator("accounts", mode="before")
+    @classmethod
+    def _split_accounts(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        pairs: dict[str, str] = {}
+        for part in _split(value):
+            name, sep, role = part.partition("=")
+            if not sep:
+                raise ValueError(f"{part!r} is not name=role-arn")
+            pairs[name.strip().lower()] = role.strip()
+        return pairs
+
+    @field_validator("accounts")
+    @classmethod
+    def _account_roles(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, role in value.items():
+            if not _ACCOUNT_NAME.fullmatch(name) or name == "default":
+                raise ValueError(
+                    f"{name!r} is not an account name (a-z, 0-9, - and _; not default)"
+                )
+            if not _ROLE_ARN.fullmatch(role):
+                raise ValueError(
+                    f"{role!r} is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _default_account_known(self) -> Settings:
+        if self.default_account != "default" and self.default_account not in self.accounts:
+            raise ValueError(
+                f"GPU_BOT_DEFAULT_ACCOUNT {self.default_account!r} is not in GPU_BOT_ACCOUNTS"
+            )
+        return self
 
     @field_validator("approvers")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 from slack_bolt import App
 
 from bot.services.container import Services
-from handlers import actions, aftercare, commands, home, middleware, views
+from handlers import actions, aftercare, commands, home, middleware, purchases, views
 
 
 def register(app: App, services: Services) -> None:
@@ -13,5 +13,6 @@ def register(app: App, services: Services) -> None:
     commands.register(app, services)
     actions.register(app, services)
     aftercare.register(app, services)
+    purchases.register(app, services)
     views.register(app, services)
     home.register(app, services)

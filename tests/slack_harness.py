@@ -200,6 +200,10 @@ class BotUnderTest:
         assert record is not None
         return record
 
+    def purchase_calls(self) -> int:
+        """Purchase calls the sandbox market saw, from any bot sharing this Redis."""
+        return self.services.accounts.purchase_calls()  # type: ignore[attr-defined,no-any-return]
+
     def responses(self, token: str) -> list[dict[str, Any]]:
         return [c.args for c in self.fake.of("response_url") if c.token == token]
 

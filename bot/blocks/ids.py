@@ -16,6 +16,8 @@ class ActionId(StrEnum):
     CLEANUP_NOW = "gpu_cleanup_now"
     CLEANUP_KEEP = "gpu_cleanup_keep"
     CLEANUP_NOT_MINE = "gpu_cleanup_not_mine"
+    PURCHASE_CHECK = "gpu_purchase_check"  # look in AWS again for an unknown purchase
+    PURCHASE_MARK_FAILED = "gpu_purchase_mark_failed"
 
 
 class CallbackId(StrEnum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.blocks.ids import ActionId
+from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.domain.audit import BOT, AuditEntry
@@ -93,8 +94,15 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
     blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": state_line(record)}})
     if record.rejection:
         blocks.append(user_text_block("Reason given:", record.rejection.reason))
+    if record.reservation is not None:
+        line = reservation_line(record.reservation)
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(line, 2900)}]}
+        )
     if with_buttons and record.state is State.PENDING_APPROVAL:
         blocks.append(approval_buttons(record))
+    if with_buttons and record.state is State.PURCHASE_UNKNOWN:
+        blocks.append(unknown_buttons(record))
     return blocks
 
 
@@ -236,4 +244,20 @@ def requester_update(record: CapacityRecord) -> str:
             f":zzz: Your GPU request *{record.id}* ({title}) timed out: nobody decided before "
             f"{deadline}. Ask again with `/gpu reserve`."
         )
-    return f"Your GPU request *{record.id}* ({title}) is now {record.state.label}."
+    reservation = record.reservation
+    if record.state is State.ACTIVE and reservation is not None:
+        return f":large_green_circle: Your GPU request *{record.id}* is active. " + usage(
+            reservation
+        )
+    if record.state is State.QUOTED and record.failure:
+        return (
+            f":warning: Your GPU request *{record.id}* ({title}) was not bought. "
+            f"{esc(record.failure)} A new quote is below: submit it again for a new approval."
+        )
+    icon = STATE_ICONS[record.state]
+    text = f"{icon} Your GPU request *{record.id}* ({title}) is now {record.state.label}."
+    if reservation is not None and record.state is not State.FAILED:
+        text += " " + reservation_line(reservation)
+    if record.failure and record.state in (State.FAILED, State.PURCHASE_UNKNOWN):
+        text += f" {esc(record.failure)}"
+    return text

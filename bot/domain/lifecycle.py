@@ -52,7 +52,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
         }
     ),
     # approved -> quoted: the offering moved before the purchase job ran; a new approval.
-    State.APPROVED: frozenset({State.PURCHASING, State.QUOTED}),
+    # approved -> scheduled: On-Demand and Spot, nothing to buy.
+    State.APPROVED: frozenset({State.PURCHASING, State.QUOTED, State.SCHEDULED}),
     # purchasing -> quoted: the fee rose, the offering went, or AWS refused in a way a new
     # attempt can fix; the requester submits again and approvers decide again.
     # purchasing -> active/expired: found by reconciling after a crash, already under way.

@@ -81,6 +81,8 @@ class PurchaseAttempt(_Frozen):
     lease_until: datetime
     # The idempotency handle AWS sees: the tag value, plan name or client token.
     token: str
+    # Why AWS refused this attempt, when it surely bought nothing ("" when not refused).
+    refused: str = ""
 
 
 class SlackMessage(_Frozen):

@@ -16,7 +16,7 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.services.approvers import ApproverDirectory
 from bot.services.changes import Change, apply_change
-from bot.services.jobs import notify_job, timeout_job_id
+from bot.services.jobs import notify_job, purchase_job, timeout_job_id
 from bot.services.ports import Clock, Store
 from bot.services.requests import normalise_id
 
@@ -74,12 +74,16 @@ class ApprovalService:
         decided request needs no timeout any more."""
         record = decision.record
         decided = record.state is not State.PENDING_APPROVAL
+        jobs = [notify_job(record.id, self.clock.now())]
+        if record.state is State.APPROVED:
+            # The purchase hand-off, in the same compare-and-set as the approval.
+            jobs.append(purchase_job(record.id, self.clock.now()))
         return Change(
             record,
             action,
             user,
             detail,
-            schedule=(notify_job(record.id, self.clock.now()),),
+            schedule=tuple(jobs),
             cancel=(timeout_job_id(record.id),) if decided else (),
         )
 

@@ -26,6 +26,7 @@ class Change:
     detail: str = ""
     schedule: tuple[Job, ...] = ()
     cancel: tuple[str, ...] = ()
+    usd: float | None = None  # the amount to audit when not the chosen total (a fee paid)
 
 
 def apply_change(
@@ -55,7 +56,7 @@ def apply_change(
             from_state=record.state.value,
             to_state=change.record.state.value,
             at=now(),
-            usd=change.record.total_usd,
+            usd=change.usd if change.usd is not None else change.record.total_usd,
             detail=change.detail,
         )
         try:

@@ -13,6 +13,7 @@ from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, Store
+from bot.services.purchasing import PurchaseService
 from bot.services.quoting import QuoteService
 from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
@@ -30,6 +31,7 @@ class Services:
     quotes: QuoteService
     requests: RequestService
     approvals: ApprovalService
+    purchases: PurchaseService
     notifications: NotificationService
     replies: Replies
     jobs: JobRegistry

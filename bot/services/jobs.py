@@ -153,3 +153,20 @@ def quote_only_job(
     """Each ask is its own job."""
     payload = QuoteOnlyJob(user=user, request=request, response_url=response_url)
     return QUOTE_ONLY.job(uuid.uuid4().hex, now, payload)
+
+
+# --- purchasing's kinds ---------------------------------------------------------------
+
+PURCHASE = JobKind("purchase", RequestJob)
+TRACK = JobKind("track", RequestJob)
+PURCHASE_KINDS: tuple[JobKind[Any], ...] = (PURCHASE, TRACK)
+
+
+def purchase_job(request_id: str, due: datetime) -> Job:
+    """Buy what was approved (scheduled in the same step as the approval)."""
+    return PURCHASE.job(request_id, due, RequestJob(request=request_id))
+
+
+def track_job(request_id: str, due: datetime) -> Job:
+    """Follow what was bought (or the window of what needs nothing bought) to its end."""
+    return TRACK.job(request_id, due, RequestJob(request=request_id))

@@ -15,7 +15,19 @@ from bot.services.changes import BOT, Change, apply_change
 from bot.services.ports import Clock, Notifier, Store
 
 # States the requester hears about by direct message, once each.
-TOLD = frozenset({State.APPROVED, State.REJECTED, State.TIMED_OUT})
+TOLD = frozenset(
+    {
+        State.APPROVED,
+        State.REJECTED,
+        State.TIMED_OUT,
+        State.PAYMENT_PENDING,
+        State.SCHEDULED,
+        State.ACTIVE,
+        State.EXPIRED,
+        State.FAILED,
+        State.PURCHASE_UNKNOWN,
+    }
+)
 # States before the request was posted for approval: no card to show.
 UNPOSTED = frozenset({State.DRAFT, State.QUOTED, State.FAILED})
 
@@ -36,7 +48,13 @@ class NotificationService:
             record = self._post_card(record)
         else:
             self.notifier.update_request(record)
-        told = f"told:{record.id}:{record.state.value}"
+        # Per attempt: a request re-quoted and approved again is told again.
+        told = f"told:{record.id}:{record.state.value}:{len(record.attempts)}"
+        if record.state is State.QUOTED and record.failure and not self.store.delivered(told):
+            # Not bought (the offering moved, AWS refused): the new quote, to submit again.
+            self.notifier.tell_requester(record)
+            self.notifier.quote_ready(record, None)
+            self.store.mark_delivered(told, self.clock.now())
         if record.state in TOLD and not self.store.delivered(told):
             self.notifier.tell_requester(record)
             self.store.mark_delivered(told, self.clock.now())

@@ -118,8 +118,12 @@ def test_an_approver_approves_the_card_updates_and_the_requester_gets_a_dm(
     assert "[1] Approve" not in card
     dm = section(after, "DM to @you · message 4")
     assert "Your GPU request *R1*" in dm and "was approved by @alice" in dm
-    status = section(after, "ephemeral to alice · message 5")
-    assert ":white_check_mark: *Approved*" in status
+    # The approval hands the request to purchasing: the sandbox sells the block at once.
+    bought = section(after, "DM to @you · message 5")
+    assert "is now payment pending" in bought and "*Capacity Block* `cr-" in bought
+    status = section(after, "ephemeral to alice · message 6")
+    assert ":credit_card: *Payment pending*" in status
+    assert "purchased by gpu-bot (purchasing → payment_pending)" in status
 
 
 def test_bad_commands_say_what_is_accepted(tmp_path: Path) -> None:

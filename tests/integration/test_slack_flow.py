@@ -141,19 +141,30 @@ def test_approval_updates_the_card_in_place_and_tells_the_requester(make_bot) ->
     assert reply.status == 200
     bot.wait()
     record = bot.record(request_id)
-    assert record.state is State.APPROVED
+    assert record.state is State.PAYMENT_PENDING  # approved, then bought by the purchase job
     assert record.approvers == [APPROVER]
-    (update,) = bot.fake.of("chat.update")
-    assert action_ids(update.blocks()) == []  # no live buttons on a decided request
-    assert f"approved by <@{APPROVER}>" in update.text_of_blocks()
+    updates = bot.fake.of("chat.update")
+    assert updates and all(action_ids(u.blocks()) == [] for u in updates)  # decided: no buttons
+    assert f"approved by <@{APPROVER}>" in updates[-1].text_of_blocks()
+    assert "AWS: payment-pending" in updates[-1].text_of_blocks()
     dms = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
-    assert len(dms) == 1
-    assert "was approved" in dms[0].args["text"]
+    assert 1 <= len(dms) <= 2  # approved, and bought (one message when the purchase was first)
+    assert "payment pending" in dms[-1].args["text"]
     assert bot.services.store.due_at(f"timeout:{request_id}") is None
     audit = bot.services.store.audit(request_id)
-    assert [e.action for e in audit] == ["created", "quoted", "submitted", "posted", "approved"]
-    assert audit[-1].actor == APPROVER
-    assert audit[-1].usd == 4983.55
+    assert [e.action for e in audit] == [
+        "created",
+        "quoted",
+        "submitted",
+        "posted",
+        "approved",
+        "purchasing",
+        "purchased",
+    ]
+    assert audit[4].actor == APPROVER
+    assert audit[4].usd == 4983.55
+    assert audit[-1].usd == 4983.55  # the fee AWS charged
+    assert bot.purchase_calls() == 1
 
 
 def test_the_requester_cannot_approve_their_own_request(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -187,7 +198,8 @@ def test_members_of_the_approver_group_may_approve(make_bot) -> None:  # type: i
     request_id = submitted(bot)
     bot.click(ActionId.APPROVE.value, request_id, "U0GROUPAPPROVER")
     bot.wait()
-    assert bot.record(request_id).state is State.APPROVED
+    assert bot.record(request_id).approvers == ["U0GROUPAPPROVER"]
+    assert bot.record(request_id).state is State.PAYMENT_PENDING
     assert len(bot.fake.of("usergroups.users.list")) == 1
 
 
@@ -218,13 +230,15 @@ def test_twenty_concurrent_approve_clicks_make_one_transition(make_bot) -> None:
     bot.wait()
     assert gate.held_writes >= 1  # the clicks really raced on one version
     record = bot.record(request_id)
-    assert record.state is State.APPROVED
+    assert record.state is State.PAYMENT_PENDING
     assert len(record.approvals) == 1
     assert _approvals_in_audit(bot, request_id) == 1
-    assert bot.services.store.ids_in_state(State.APPROVED) == [request_id]
-    assert len(bot.fake.of("chat.update")) == 1
-    dms = [c for c in bot.fake.of("chat.postMessage") if "was approved" in c.args.get("text", "")]
-    assert len(dms) == 1
+    assert bot.services.store.ids_in_state(State.PAYMENT_PENDING) == [request_id]
+    assert len(record.attempts) == 1
+    assert bot.purchase_calls() == 1  # counted by the sandbox market itself
+    assert len(bot.fake.of("chat.update")) <= 2  # the approval, the purchase
+    dms = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
+    assert len(dms) <= 2
 
 
 def test_a_slack_retry_of_the_same_delivery_changes_nothing_twice(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -241,7 +255,8 @@ def test_a_slack_retry_of_the_same_delivery_changes_nothing_twice(make_bot) -> N
     assert (first.status, retry.status) == (200, 200)
     bot.wait()
     assert _approvals_in_audit(bot, request_id) == 1
-    assert len(bot.fake.of("chat.update")) == 1
+    assert len(bot.fake.of("chat.update")) <= 2  # the approval, the purchase
+    assert bot.purchase_calls() == 1
 
 
 def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -266,7 +281,9 @@ def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ign
     two.wait()
     assert gate.held_writes >= 1  # the replicas really raced on one version
     assert _approvals_in_audit(one, request_id) == 1
-    assert one.record(request_id).state is State.APPROVED
+    assert one.record(request_id).state is State.PAYMENT_PENDING
+    # Each replica has its own worker and its own market client; the store is shared.
+    assert one.purchase_calls() == two.purchase_calls() == 1
 
 
 def test_above_the_second_approval_amount_two_different_approvers_are_needed(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -281,10 +298,12 @@ def test_above_the_second_approval_amount_two_different_approvers_are_needed(mak
     bot.wait()
     assert "approved this already" in bot.responses(token)[0]["text"]
     assert bot.record(request_id).state is State.PENDING_APPROVAL
+    assert bot.purchase_calls() == 0
     bot.click(ActionId.APPROVE.value, request_id, APPROVER_2)
     bot.wait()
     record = bot.record(request_id)
-    assert record.state is State.APPROVED
+    assert record.state is State.PAYMENT_PENDING
+    assert bot.purchase_calls() == 1
     assert record.approvers == [APPROVER, APPROVER_2]
     assert _approvals_in_audit(bot, request_id) == 1
     assert [e.action for e in bot.services.store.audit(request_id)].count("approval") == 1
@@ -475,10 +494,12 @@ def test_the_requester_is_told_once_even_when_the_delivery_runs_again(make_bot) 
     request_id = submitted(bot)
     bot.click(ActionId.APPROVE.value, request_id, APPROVER)
     bot.wait()
+    dms_before = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
+    updates_before = len(bot.fake.of("chat.update"))
     bot.services.notifications.deliver(request_id)  # a second run of the same job
-    dms = [c for c in bot.fake.of("chat.postMessage") if "was approved" in c.args.get("text", "")]
-    assert len(dms) == 1
-    assert len(bot.fake.of("chat.update")) == 2  # the card is simply rendered again
+    dms = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
+    assert dms == dms_before
+    assert len(bot.fake.of("chat.update")) == updates_before + 1  # the card is rendered again
 
 
 def test_a_job_that_keeps_failing_is_buried_not_retried_forever(make_bot) -> None:  # type: ignore[no-untyped-def]

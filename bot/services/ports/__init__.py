@@ -16,6 +16,7 @@ from bot.services.ports.delivery import (
 from bot.services.ports.jobs import ClaimedJob, Job, JobQueue
 from bot.services.ports.market import MarketData, PriceCache
 from bot.services.ports.people import GroupDirectory, Notifier
+from bot.services.ports.purchasing import Order, PurchaseError, PurchaseProblem, Purchaser
 from bot.services.ports.store import Cache, Deliveries, Requests, Store, VersionConflict
 
 __all__ = [
@@ -34,8 +35,12 @@ __all__ = [
     "Leftovers",
     "MarketData",
     "Notifier",
+    "Order",
     "Poster",
     "PriceCache",
+    "PurchaseError",
+    "PurchaseProblem",
+    "Purchaser",
     "RateLimited",
     "Refused",
     "Requests",

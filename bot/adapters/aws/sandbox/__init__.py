@@ -3,7 +3,7 @@ Spot and On-Demand prices, answered on real boto3 clients."""
 
 from bot.adapters.aws.sandbox.conditions import MarketConditions
 from bot.adapters.aws.sandbox.errors import SandboxError
-from bot.adapters.aws.sandbox.installer import install_sandbox, sandbox_clients
+from bot.adapters.aws.sandbox.installer import install_sandbox, sandbox_client, sandbox_clients
 from bot.adapters.aws.sandbox.market import SANDBOX_ACCOUNT_ID, SandboxMarket
 from bot.adapters.aws.sandbox.shapes import SandboxResponseError, validate_response
 from bot.adapters.aws.sandbox.store import InMemoryMarketStore, MarketStore, Record
@@ -20,6 +20,7 @@ __all__ = [
     "SandboxMarket",
     "SandboxResponseError",
     "install_sandbox",
+    "sandbox_client",
     "sandbox_clients",
     "validate_response",
 ]

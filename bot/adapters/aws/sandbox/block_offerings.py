@@ -112,7 +112,8 @@ class BlockOfferings:
         if price is None:
             return None
         zone = pick_zone(zones, instance_type, start.date().isoformat())
-        fee = upfront_fee(price.usd_per_hour, start, end, count)
+        usd_per_hour = price.usd_per_hour * self._m.conditions.price_factor
+        fee = upfront_fee(usd_per_hour, start, end, count)
         return BlockOffer(instance_type, zone, count, start, end, fee)
 
 

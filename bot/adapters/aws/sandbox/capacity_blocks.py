@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.adapters.aws.sandbox.capacity_reservations import KIND as RESERVATION_KIND
+from bot.adapters.aws.sandbox.capacity_reservations import render as render_reservation
 from bot.adapters.aws.sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
 from bot.adapters.aws.sandbox.extensions import BLOCK_EXTENSION, extended_end
 from bot.adapters.aws.sandbox.filters import FilterFields, ec2_filter
@@ -120,15 +122,27 @@ class CapacityBlocks:
         return _filtered_page(params, blocks, _BLOCK_FILTERS, "CapacityBlocks")
 
     def describe_reservations(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        """Capacity Blocks' reservations and On-Demand Capacity Reservations alike."""
         now = self._m.clock.now()
-        records = self._wanted(
-            region,
-            params.get("CapacityReservationIds"),
-            "capacity_reservation_id",
-            "CapacityReservationId",
-        )
-        reservations = [self._reservation(r, now) for r in records]
-        return _filtered_page(params, reservations, _RESERVATION_FILTERS, "CapacityReservations")
+        items = [
+            self._reservation(r, now) for r in self._m.store.records(KIND) if r["region"] == region
+        ]
+        items += [
+            render_reservation(r, self._m.account_id, now)
+            for r in self._m.store.records(RESERVATION_KIND)
+            if r["region"] == region
+        ]
+        ids = params.get("CapacityReservationIds")
+        if ids:
+            known = {i["CapacityReservationId"] for i in items}
+            missing = [i for i in ids if i not in known]
+            if missing:
+                raise SandboxError(
+                    "InvalidCapacityReservationId.NotFound",
+                    f"The capacity reservation ID '{missing[0]}' does not exist",
+                )
+            items = [i for i in items if i["CapacityReservationId"] in ids]
+        return _filtered_page(params, items, _RESERVATION_FILTERS, "CapacityReservations")
 
     def _wanted(
         self, region: str, ids: Sequence[str] | None, field: str, id_name: str

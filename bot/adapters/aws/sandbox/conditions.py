@@ -6,6 +6,16 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
+
+
+class PurchaseFailure(StrEnum):
+    """Ways a purchase call can be made to fail (after its dry run, except access)."""
+
+    INSUFFICIENT_CAPACITY = "insufficient-capacity"
+    OFFERING_GONE = "offering-gone"
+    INSTANCE_LIMIT = "instance-limit"
+    ACCESS_DENIED = "access-denied"  # the dry run fails too, as it would in AWS
 
 
 @dataclass(frozen=True)
@@ -26,10 +36,11 @@ class MarketConditions:
     def __init__(self) -> None:
         self.payments_fail = False  # purchases made while set end in payment-failed / Failed
         self.latency_ms = 0  # slept before every answered call
-        self.price_factor = 1.0  # extension fees are multiplied by this ("the price moved")
+        self.price_factor = 1.0  # every fee is multiplied by this ("the price moved")
         self._sold_out: list[_SoldOut] = []
         self._caps: dict[str | None, int] = {}
         self._throttles: dict[str | None, int] = {}
+        self._purchase_failures: list[PurchaseFailure] = []
         self._lock = threading.Lock()
 
     def sell_out(self, start: datetime, end: datetime, instance_type: str | None = None) -> None:
@@ -46,6 +57,21 @@ class MarketConditions:
         """Fail the next `calls` calls of `operation` (any answered operation when None)."""
         with self._lock:
             self._throttles[operation] = calls
+
+    def fail_purchases(self, failure: PurchaseFailure, calls: int = 1) -> None:
+        """Fail the next `calls` purchase calls (block, plan or reservation) this way."""
+        with self._lock:
+            self._purchase_failures.extend([failure] * calls)
+
+    def take_purchase_failure(self, dry_run: bool) -> PurchaseFailure | None:
+        """The failure this purchase call meets, if any; a dry run meets only access."""
+        with self._lock:
+            if not self._purchase_failures:
+                return None
+            failure = self._purchase_failures[0]
+            if dry_run and failure is not PurchaseFailure.ACCESS_DENIED:
+                return None
+            return self._purchase_failures.pop(0)
 
     def available(self, instance_type: str, start: datetime, end: datetime, count: int) -> bool:
         key = _key(instance_type)

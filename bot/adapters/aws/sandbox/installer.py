@@ -124,3 +124,11 @@ def _session() -> boto3.session.Session:
         aws_secret_access_key="sandbox",  # noqa: S106
         region_name=PRICING_REGION,
     )
+
+
+def sandbox_client(market: SandboxMarket, service: str, region: str) -> Any:
+    """One more client (sts, ...) answered by `market`."""
+    with _SESSION_LOCK:
+        client = _session().client(service, region_name=region)  # type: ignore[call-overload]
+    install_sandbox(client, market)
+    return client

@@ -10,7 +10,8 @@ from typing import Any
 from bot.adapters.aws.sandbox.block_offerings import BlockOfferings
 from bot.adapters.aws.sandbox.capacity_blocks import KIND as CAPACITY_BLOCK
 from bot.adapters.aws.sandbox.capacity_blocks import CapacityBlocks
-from bot.adapters.aws.sandbox.conditions import MarketConditions
+from bot.adapters.aws.sandbox.capacity_reservations import CapacityReservations
+from bot.adapters.aws.sandbox.conditions import MarketConditions, PurchaseFailure
 from bot.adapters.aws.sandbox.errors import SandboxError
 from bot.adapters.aws.sandbox.extensions import Extensions
 from bot.adapters.aws.sandbox.leftovers import Leftovers
@@ -28,6 +29,11 @@ from bot.services.ports import Clock
 Answer = Callable[[Mapping[str, Any], str], dict[str, Any]]
 
 SANDBOX_ACCOUNT_ID = "123456789012"
+# The calls that spend money; the market counts them (dry runs aside) in its store.
+PURCHASE_OPERATIONS = frozenset(
+    {"PurchaseCapacityBlock", "CreateTrainingPlan", "CreateCapacityReservation"}
+)
+PURCHASE_CALLS = "purchase-calls"
 
 
 class SandboxMarket:
@@ -65,7 +71,11 @@ class SandboxMarket:
         spot, price_list = SpotPrices(parts), PriceList(parts)
         self.leftovers = leftovers = Leftovers(parts)
         extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
+        reservations = CapacityReservations(parts)
         self._sleep = sleep
+        self.store = parts.store
+        self.account_id = account_id
+        self.clock = clock
         self._routes: dict[str, dict[str, Answer]] = {
             "ec2": {
                 "DescribeCapacityBlockOfferings": block_offerings.describe,
@@ -77,6 +87,8 @@ class SandboxMarket:
                 "DescribeSpotPriceHistory": spot.history,
                 "DescribeInstances": leftovers.describe_instances,
                 "TerminateInstances": leftovers.terminate_instances,
+                "CreateCapacityReservation": reservations.create,
+                "DescribeAvailabilityZones": reservations.describe_zones,
             },
             "sagemaker": {
                 "SearchTrainingPlanOfferings": _plans_or_extensions(
@@ -95,6 +107,10 @@ class SandboxMarket:
                 "ListTrainingPlans": plans.list_plans,
             },
             "pricing": {"GetProducts": price_list.get_products},
+            "sts": {
+                "AssumeRole": self._assume_role,
+                "GetCallerIdentity": self._caller_identity,
+            },
         }
 
     def operations(self, service: str) -> tuple[str, ...]:
@@ -109,7 +125,46 @@ class SandboxMarket:
             self._sleep(self.conditions.latency_ms / 1000)
         if self.conditions.take_throttle(operation):
             raise _throttled(service, operation)
+        if operation in PURCHASE_OPERATIONS:
+            dry_run = bool(params.get("DryRun"))
+            if not dry_run:
+                self.store.bump(PURCHASE_CALLS)
+            failure = self.conditions.take_purchase_failure(dry_run)
+            if failure is not None:
+                raise _purchase_error(service, operation, failure, self.account_id)
         return answer(params, region)
+
+    def purchase_calls(self) -> int:
+        """How many purchase calls (not dry runs) reached the market, in any process
+        sharing its store."""
+        return self.store.count(PURCHASE_CALLS)
+
+    def _assume_role(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        role = str(params["RoleArn"])
+        account = role.split(":")[4] if role.count(":") >= 5 else ""
+        if not account.isdigit():
+            raise SandboxError("ValidationError", f"{role} is not a valid role ARN", 400)
+        expires = self.clock.now() + timedelta(seconds=int(params.get("DurationSeconds", 3600)))
+        session = str(params["RoleSessionName"])
+        return {
+            "Credentials": {
+                "AccessKeyId": f"ASIA{account}",
+                "SecretAccessKey": "sandbox",
+                "SessionToken": f"sandbox-{account}",
+                "Expiration": expires,
+            },
+            "AssumedRoleUser": {
+                "AssumedRoleId": f"AROASANDBOX:{session}",
+                "Arn": f"arn:aws:sts::{account}:assumed-role/{role.rsplit('/', 1)[-1]}/{session}",
+            },
+        }
+
+    def _caller_identity(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        return {
+            "UserId": "AIDASANDBOX",
+            "Account": self.account_id,
+            "Arn": f"arn:aws:iam::{self.account_id}:user/sandbox",
+        }
 
 
 def _plans_or_extensions(plans: Answer, extensions: Answer) -> Answer:
@@ -130,3 +185,47 @@ def _throttled(service: str, operation: str) -> SandboxError:
     if service == "ec2":
         return SandboxError("RequestLimitExceeded", "Request limit exceeded.", 503)
     return SandboxError("ThrottlingException", "Rate exceeded")
+
+
+def _purchase_error(
+    service: str, operation: str, failure: PurchaseFailure, account: str
+) -> SandboxError:
+    if failure is PurchaseFailure.ACCESS_DENIED:
+        action = f"{'ec2' if service == 'ec2' else 'sagemaker'}:{operation}"
+        if service == "ec2":
+            return SandboxError(
+                "UnauthorizedOperation",
+                f"You are not authorized to perform this operation. User: "
+                f"arn:aws:sts::{account}:assumed-role/gpu-bot/sandbox is not authorized to "
+                f"perform: {action} because no identity-based policy allows the {action} "
+                "action.",
+                403,
+            )
+        return SandboxError(
+            "AccessDeniedException",
+            f"User: arn:aws:sts::{account}:assumed-role/gpu-bot/sandbox is not authorized to "
+            f"perform: {action} because no identity-based policy allows the {action} action",
+            403,
+        )
+    if failure is PurchaseFailure.INSTANCE_LIMIT:
+        if service == "ec2":
+            return SandboxError(
+                "InstanceLimitExceeded",
+                "You have exceeded your Capacity Block instance limit for this Region.",
+            )
+        return SandboxError(
+            "ResourceLimitExceeded", "You have reached the limit of training plan instances."
+        )
+    if service == "sagemaker":
+        return SandboxError(
+            "ResourceNotFound", "The training plan offering is no longer available."
+        )
+    if failure is PurchaseFailure.OFFERING_GONE:
+        return SandboxError(
+            "InvalidParameterValue", "The Capacity Block offering has expired or was sold."
+        )
+    return SandboxError(
+        "InsufficientInstanceCapacity",
+        "There is not enough capacity to fulfill your request. Search for offerings again.",
+        500,
+    )

@@ -87,7 +87,8 @@ class PlanOfferings:
             if not self._m.conditions.available(instance_type, start, end, count):
                 continue
             # The parts are consecutive, so the plan's fee covers start to end.
-            fee = upfront_fee(price.usd_per_hour, start, end, count)
+            usd_per_hour = price.usd_per_hour * self._m.conditions.price_factor
+            fee = upfront_fee(usd_per_hour, start, end, count)
             found.append(PlanOffer(instance_type, count, parts, fee, targets))
             if len(found) == OFFERINGS_PER_SEARCH:
                 break

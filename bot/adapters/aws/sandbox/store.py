@@ -29,12 +29,19 @@ class MarketStore(Protocol):
         """Every record of this kind, in the order they were added."""
         ...
 
+    def bump(self, counter: str) -> int:
+        """Add one to a counter (how many purchase calls were made, ...); the new value."""
+        ...
+
+    def count(self, counter: str) -> int: ...
+
 
 class InMemoryMarketStore:
     """In-process, thread-safe. Keeps JSON text so records cannot alias or drift."""
 
     def __init__(self) -> None:
         self._kinds: dict[str, dict[str, str]] = {}
+        self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def get(self, kind: str, key: str) -> Record | None:
@@ -55,6 +62,15 @@ class InMemoryMarketStore:
         with self._lock:
             texts = list(self._kinds.get(kind, {}).values())
         return [_load(text) for text in texts]
+
+    def bump(self, counter: str) -> int:
+        with self._lock:
+            self._counts[counter] = self._counts.get(counter, 0) + 1
+            return self._counts[counter]
+
+    def count(self, counter: str) -> int:
+        with self._lock:
+            return self._counts.get(counter, 0)
 
 
 def _load(text: str) -> Record:

@@ -1,0 +1,132 @@
+"""On-Demand Capacity Reservations: CreateCapacityReservation (idempotent by ClientToken)
+and DescribeAvailabilityZones. They are listed by DescribeCapacityReservations beside the
+Capacity Blocks' reservations (see capacity_blocks.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from bot.adapters.aws.sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
+from bot.adapters.aws.sandbox.parts import MarketParts
+from bot.adapters.aws.sandbox.store import Record
+from bot.adapters.aws.sandbox.zones import zone_id
+
+KIND = "capacity-reservation"
+
+
+class CapacityReservations:
+    def __init__(self, parts: MarketParts) -> None:
+        self._m = parts
+
+    def create(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        zone = str(params.get("AvailabilityZone", ""))
+        if zone not in self._m.zones_in(region):
+            raise ec2_invalid(f"Invalid availability zone: [{zone}]")
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        now = self._m.clock.now()
+        end = params.get("EndDate")
+        if params.get("EndDateType") == "limited" and (end is None or end <= now):
+            raise ec2_invalid("EndDate must be in the future when EndDateType is limited.")
+        token = str(params.get("ClientToken") or uuid.uuid4().hex)
+        fingerprint = _fingerprint(params)
+        existing = self._m.store.get(KIND, _key(region, token))
+        if existing is not None:
+            if existing["fingerprint"] != fingerprint:
+                raise SandboxError(
+                    "IdempotentParameterMismatch",
+                    "The client token you have provided is associated with a resource that "
+                    "has different parameters.",
+                )
+            return {"CapacityReservation": render(existing, self._m.account_id, now)}
+        if not self._m.conditions.available(
+            str(params["InstanceType"]), now, end or now, int(params["InstanceCount"])
+        ):
+            raise SandboxError(
+                "InsufficientInstanceCapacity",
+                "There is not enough capacity to fulfill your request.",
+                500,
+            )
+        tags = [
+            {"Key": t["Key"], "Value": t.get("Value", "")}
+            for spec in params.get("TagSpecifications", [])
+            for t in spec.get("Tags", [])
+        ]
+        record: Record = {
+            "capacity_reservation_id": f"cr-{uuid.uuid4().hex[:17]}",
+            "region": region,
+            "zone": zone,
+            "instance_type": params["InstanceType"],
+            "platform": params["InstancePlatform"],
+            "count": params["InstanceCount"],
+            "created": now.isoformat(),
+            "end": end.isoformat() if end else None,
+            "tags": tags,
+            "fingerprint": fingerprint,
+        }
+        if not self._m.store.add(KIND, _key(region, token), record):
+            record = self._m.store.get(KIND, _key(region, token)) or record
+        return {"CapacityReservation": render(record, self._m.account_id, now)}
+
+    def describe_zones(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        return {
+            "AvailabilityZones": [
+                {
+                    "ZoneName": zone,
+                    "ZoneId": zone_id(zone),
+                    "State": "available",
+                    "RegionName": region,
+                    "ZoneType": "availability-zone",
+                }
+                for zone in self._m.zones_in(region)
+            ]
+        }
+
+    def in_region(self, region: str) -> list[Record]:
+        return [r for r in self._m.store.records(KIND) if r["region"] == region]
+
+
+def render(record: Record, account: str, now: datetime) -> dict[str, Any]:
+    end = datetime.fromisoformat(record["end"]) if record["end"] else None
+    state = "expired" if end is not None and now >= end else "active"
+    region, reservation_id = record["region"], record["capacity_reservation_id"]
+    reservation: dict[str, Any] = {
+        "CapacityReservationId": reservation_id,
+        "OwnerId": account,
+        "CapacityReservationArn": (
+            f"arn:aws:ec2:{region}:{account}:capacity-reservation/{reservation_id}"
+        ),
+        "AvailabilityZoneId": zone_id(record["zone"]),
+        "InstanceType": record["instance_type"],
+        "InstancePlatform": record["platform"],
+        "AvailabilityZone": record["zone"],
+        "Tenancy": "default",
+        "TotalInstanceCount": record["count"],
+        "AvailableInstanceCount": record["count"] if state == "active" else 0,
+        "EbsOptimized": False,
+        "EphemeralStorage": False,
+        "State": state,
+        "StartDate": datetime.fromisoformat(record["created"]),
+        "EndDateType": "limited" if end else "unlimited",
+        "InstanceMatchCriteria": "open",
+        "CreateDate": datetime.fromisoformat(record["created"]),
+        "Tags": record["tags"],
+        "ReservationType": "default",
+    }
+    if end is not None:
+        reservation["EndDate"] = end
+    return reservation
+
+
+def _fingerprint(params: Mapping[str, Any]) -> str:
+    fields = ("InstanceType", "InstancePlatform", "AvailabilityZone", "InstanceCount", "EndDate")
+    text = "|".join(str(params.get(f)) for f in fields)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _key(region: str, token: str) -> str:
+    return f"{region}/{token}"

@@ -1,0 +1,92 @@
+"""What was bought, as people see it: the reservation on the card, the buttons for a
+purchase of unknown outcome, and how to use the capacity once it is active. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.blocks.ids import ActionId
+from bot.blocks.text import esc, usd, when
+from bot.domain.comparison import OptionKind
+from bot.domain.records import CapacityRecord, Reservation
+
+Block = dict[str, Any]
+
+
+def reservation_line(reservation: Reservation) -> str:
+    where = reservation.availability_zone or reservation.region
+    fee = f" · {usd(reservation.fee_usd)} upfront" if reservation.fee_usd is not None else ""
+    reason = f" ({esc(reservation.state_reason)})" if reservation.state_reason else ""
+    return (
+        f"*{reservation.kind.label}* `{esc(reservation.id)}` in {esc(reservation.account)} "
+        f"· {reservation.instances}x {esc(reservation.instance_type)} in {esc(where)} "
+        f"· {when(reservation.start)} → {when(reservation.end)}{fee} "
+        f"· AWS: {esc(reservation.state)}{reason}"
+    )
+
+
+def unknown_buttons(record: CapacityRecord) -> Block:
+    """A purchase whose outcome is unknown: a person decides, the bot never re-buys."""
+    return {
+        "type": "actions",
+        "block_id": f"purchase-unknown:{record.id}",
+        "elements": [
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Check again"},
+                "action_id": ActionId.PURCHASE_CHECK.value,
+                "value": record.id,
+            },
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Mark failed"},
+                "style": "danger",
+                "action_id": ActionId.PURCHASE_MARK_FAILED.value,
+                "value": record.id,
+                "confirm": {
+                    "title": {"type": "plain_text", "text": "Mark failed?"},
+                    "text": {
+                        "type": "mrkdwn",
+                        "text": "Only if you checked the account and nothing was bought. "
+                        "The bot will not buy it again either way.",
+                    },
+                    "confirm": {"type": "plain_text", "text": "Mark failed"},
+                    "deny": {"type": "plain_text", "text": "Back"},
+                },
+            },
+        ],
+    }
+
+
+def usage(reservation: Reservation) -> str:
+    """How to use active capacity: ids, zone and the exact command or setting."""
+    if reservation.kind is OptionKind.TRAINING_PLAN:
+        return (
+            f"Training plan `{esc(reservation.id)}` ({reservation.instances}x "
+            f"ml.{esc(reservation.instance_type)}, {esc(reservation.availability_zone or '')}) "
+            "is active.\n"
+            f"• Training job: `CreateTrainingJob` with `ResourceConfig.TrainingPlanArn="
+            f"{esc(reservation.id)}` and `InstanceType=ml.{esc(reservation.instance_type)}`\n"
+            f"• HyperPod: the instance group's `TrainingPlanArn={esc(reservation.id)}`\n"
+            "• Endpoint: the production variant's `CapacityReservationConfig="
+            '{"CapacityReservationPreference": "capacity-reservations-only", '
+            f'"MlReservationArn": "{esc(reservation.id)}"}}` (or `/gpu deploy`)'
+        )
+    market = (
+        " --instance-market-options MarketType=capacity-block"
+        if reservation.kind is OptionKind.CAPACITY_BLOCK
+        else ""
+    )
+    command = (
+        f"aws ec2 run-instances --region {reservation.region} "
+        f"--instance-type {reservation.instance_type} --count {reservation.instances} "
+        f"--placement AvailabilityZone={reservation.availability_zone}"
+        f"{market} --capacity-reservation-specification "
+        f"CapacityReservationTarget={{CapacityReservationId={reservation.id}}} "
+        "--image-id <AMI> --subnet-id <subnet in that zone>"
+    )
+    return (
+        f"{reservation.kind.label} `{esc(reservation.id)}` is active in "
+        f"{esc(reservation.availability_zone or reservation.region)} until "
+        f"{when(reservation.end)}. Launch into it with:\n```{esc(command)}```"
+    )

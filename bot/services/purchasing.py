@@ -1,0 +1,487 @@
+"""Buying what was approved, exactly once, and following it to its end.
+
+The purchase job wins `approved -> purchasing` by compare-and-set and records the attempt
+(when, which offering, which account, its lease) before any AWS call. A request found in
+`purchasing` whose attempt outlived its lease is reconciled (looked for in AWS by tag or
+plan name), never bought again: found, it goes on; not found, a person decides
+(`purchase_unknown`). Every state change schedules the notify job in the same step.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from bot.domain.audit import BOT
+from bot.domain.comparison import OptionKind
+from bot.domain.lifecycle import TRANSITIONS, State
+from bot.domain.purchase import (
+    block_limit_refusal,
+    client_token,
+    lifecycle_state,
+    offering_moved,
+    plan_name,
+    purchase_tags,
+)
+from bot.domain.recommendation import Quote
+from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
+from bot.services.changes import Change, apply_change
+from bot.services.jobs import RetryLater, notify_job, track_job
+from bot.services.ports import (
+    Clock,
+    Order,
+    PurchaseError,
+    PurchaseProblem,
+    Purchaser,
+    Store,
+)
+from bot.services.quoting import QuoteService
+
+log = logging.getLogger(__name__)
+
+# As long as the worker's job lease: past it, the worker that made the attempt is gone.
+ATTEMPT_LEASE = timedelta(minutes=5)
+# An On-Demand Capacity Reservation is created this long before its window opens.
+RESERVATION_LEAD = timedelta(minutes=10)
+THROTTLE_RETRIES = 5
+# Polls: soon while payment settles, then at the next moment something should change.
+FIRST_POLL = timedelta(minutes=1)
+MAX_POLL = timedelta(hours=1)
+NOTHING_TO_BUY = frozenset({OptionKind.ON_DEMAND, OptionKind.SPOT})
+# Problems after which a new approval may succeed: the requester gets a fresh quote.
+REQUOTE = frozenset(
+    {
+        PurchaseProblem.INSUFFICIENT_CAPACITY,
+        PurchaseProblem.OFFERING_GONE,
+        PurchaseProblem.INSTANCE_LIMIT,
+        PurchaseProblem.THROTTLED,
+        PurchaseProblem.ACCESS_DENIED,
+        PurchaseProblem.NAME_TAKEN,
+    }
+)
+
+
+class PurchaseService:
+    def __init__(
+        self,
+        store: Store,
+        purchaser: Purchaser,
+        quotes: QuoteService,
+        clock: Clock,
+        namespace: str,
+        default_account: str,
+    ) -> None:
+        self.store = store
+        self.purchaser = purchaser
+        self.quotes = quotes
+        self.clock = clock
+        self.namespace = namespace
+        self.default_account = default_account
+
+    # --- the purchase job --------------------------------------------------------------
+
+    def run_purchase(self, request_id: str) -> CapacityRecord | None:
+        record = self.store.get(request_id)
+        if record is None or record.choice is None:
+            return record
+        now = self.clock.now()
+        if record.state is State.APPROVED:
+            if record.choice.kind in NOTHING_TO_BUY:
+                return self._schedule_window(record)
+            if record.choice.kind is OptionKind.ON_DEMAND_RESERVATION:
+                opens = record.request.start - RESERVATION_LEAD
+                if now < opens:
+                    raise RetryLater(
+                        opens, "an On-Demand Capacity Reservation starts with its window"
+                    )
+            won = self._begin_attempt(record)
+            return self._buy(won) if won is not None else self.store.get(request_id)
+        if record.state is State.PURCHASING and record.attempt is not None:
+            if record.attempt.lease_until > now:
+                raise RetryLater(record.attempt.lease_until, "another worker is buying")
+            return self.reconcile(record)
+        return record  # decided, bought or failed already: nothing to do
+
+    def _schedule_window(self, record: CapacityRecord) -> CapacityRecord | None:
+        def scheduled(r: CapacityRecord) -> Change | None:
+            if r.state is not State.APPROVED:
+                return None
+            new = r.model_copy(update={"state": State.SCHEDULED, "updated_at": self.clock.now()})
+            jobs = (notify_job(r.id, self.clock.now()), track_job(r.id, r.request.start))
+            return Change(new, "scheduled", BOT, "nothing to buy: runs in its window", jobs)
+
+        saved, _ = apply_change(self.store, record.id, scheduled, self.clock.now)
+        return saved
+
+    def _begin_attempt(self, record: CapacityRecord) -> CapacityRecord | None:
+        """Win approved -> purchasing (or a new attempt after a refused one) and record
+        the attempt; None when someone else won."""
+        assert record.choice is not None
+        expected_state, expected_attempts = record.state, len(record.attempts)
+
+        def begin(r: CapacityRecord) -> Change | None:
+            if r.state is not expected_state or len(r.attempts) != expected_attempts:
+                return None
+            assert r.choice is not None
+            account = r.request.account or self.default_account
+            number = len(r.attempts) + 1
+            kind = r.choice.kind
+            token = {
+                OptionKind.TRAINING_PLAN: plan_name(self.namespace, r.id, number),
+                OptionKind.ON_DEMAND_RESERVATION: client_token(self.namespace, r.id, number),
+            }.get(kind, r.id)
+            attempt = PurchaseAttempt(
+                at=self.clock.now(),
+                kind=kind,
+                offering_id=r.choice.offering_id,
+                account=account,
+                region=r.request.region,
+                approved_usd=r.choice.total_usd,
+                lease_until=self.clock.now() + ATTEMPT_LEASE,
+                token=token,
+            )
+            new = r.model_copy(
+                update={
+                    "state": State.PURCHASING,
+                    "attempts": (*r.attempts, attempt),
+                    "updated_at": self.clock.now(),
+                }
+            )
+            detail = f"attempt {number}: {kind.value} {r.choice.offering_id or ''} in {account}"
+            return Change(new, "purchasing", BOT, detail.replace("  ", " "))
+
+        saved, change = apply_change(self.store, record.id, begin, self.clock.now)
+        return saved if change is not None else None
+
+    def _order(self, record: CapacityRecord, fee: float | None = None) -> Order:
+        attempt = record.attempt
+        assert attempt is not None
+        offering = record.chosen_offering
+        request = record.request
+        return Order(
+            kind=attempt.kind,
+            account=attempt.account,
+            region=attempt.region,
+            instance_type=offering.instance_type if offering else request.instance_type,
+            count=offering.count if offering else request.count,
+            start=offering.start if offering else request.start,
+            end=offering.end if offering else request.end,
+            offering_id=attempt.offering_id,
+            token=attempt.token,
+            tags=purchase_tags(self.namespace, record.id, record.requester, record.approvers),
+            fee_usd=fee,
+        )
+
+    def _buy(self, record: CapacityRecord) -> CapacityRecord | None:
+        attempt = record.attempt
+        assert attempt is not None
+        fee: float | None = None
+        try:
+            offering = record.chosen_offering
+            if offering is not None:
+                if attempt.kind is OptionKind.CAPACITY_BLOCK:
+                    refusal = block_limit_refusal(
+                        offering.count, self.purchaser.blocks_in_use(self._regions(record))
+                    )
+                    if refusal is not None:
+                        return self._requote(record, refusal[0].upper() + refusal[1:])
+                current = self.purchaser.current_offering(attempt.account, record.request, offering)
+                moved = offering_moved(offering, attempt.approved_usd, current)
+                if moved is not None:
+                    return self._requote(record, moved[0].upper() + moved[1:])
+                assert current is not None
+                fee = current.upfront_usd
+                if current.offering_id != offering.offering_id:
+                    # Same capacity, no dearer, under a new id: buy it (the id is what AWS sells).
+                    attempt = attempt.model_copy(update={"offering_id": current.offering_id})
+                    record = record.model_copy(
+                        update={"attempts": (*record.attempts[:-1], attempt)}
+                    )
+            order = self._order(record, fee)
+            self.purchaser.dry_run(order)
+            reservation = self.purchaser.buy(order)
+        except PurchaseError as error:
+            return self._refused(record, error)
+        return self._record(record.id, reservation, "purchased")
+
+    def _regions(self, record: CapacityRecord) -> list[str]:
+        return list(dict.fromkeys([record.request.region]))
+
+    # --- outcomes ------------------------------------------------------------------------
+
+    def _record(
+        self, request_id: str, reservation: Reservation, action: str
+    ) -> CapacityRecord | None:
+        """Keep what AWS returned and move to the state AWS reports."""
+        reservation = reservation.model_copy(update={"checked_at": self.clock.now()})
+        target = lifecycle_state(reservation.kind, reservation.state) or State.PAYMENT_PENDING
+
+        def recorded(r: CapacityRecord) -> Change | None:
+            if r.state not in (State.PURCHASING, State.PURCHASE_UNKNOWN):
+                return None
+            state = target if target in TRANSITIONS[r.state] else State.PAYMENT_PENDING
+            failure = reservation.state_reason or None if state is State.FAILED else None
+            new = r.model_copy(
+                update={
+                    "state": state,
+                    "reservation": reservation,
+                    "failure": failure,
+                    "updated_at": self.clock.now(),
+                }
+            )
+            detail = (
+                f"{reservation.kind.value} {reservation.id} in {reservation.account} "
+                f"({reservation.state})"
+            )
+            now = self.clock.now()
+            return Change(
+                new,
+                action,
+                BOT,
+                detail,
+                (notify_job(r.id, now), track_job(r.id, now + FIRST_POLL)),
+                usd=reservation.fee_usd,
+            )
+
+        saved, _ = apply_change(self.store, request_id, recorded, self.clock.now)
+        return saved
+
+    def _refused(self, record: CapacityRecord, error: PurchaseError) -> CapacityRecord | None:
+        if error.problem is PurchaseProblem.OUTCOME_UNKNOWN:
+            log.warning("%s: purchase outcome unknown (%s): reconciling", record.id, error)
+            return self.reconcile(record, force=True)
+        if error.problem is PurchaseProblem.THROTTLED:
+            throttled = sum(1 for a in record.attempts if a.refused == PurchaseProblem.THROTTLED)
+            if throttled + 1 < THROTTLE_RETRIES:
+                return self._retry_throttled(record, throttled + 1)
+        text = describe_problem(error)
+        if error.problem in REQUOTE:
+            return self._requote(record, text)
+        return self._fail(record, text)
+
+    def _retry_throttled(self, record: CapacityRecord, times: int) -> CapacityRecord | None:
+        """AWS refused (nothing bought): mark the attempt refused and try again later."""
+        attempt = record.attempt
+        assert attempt is not None
+        refused = attempt.model_copy(update={"refused": PurchaseProblem.THROTTLED.value})
+
+        def mark(r: CapacityRecord) -> Change | None:
+            if r.state is not State.PURCHASING or r.attempt != attempt:
+                return None
+            new = r.model_copy(update={"attempts": (*r.attempts[:-1], refused)})
+            return Change(new, "throttled", BOT, f"AWS throttled the purchase ({times})")
+
+        apply_change(self.store, record.id, mark, self.clock.now)
+        delay = timedelta(seconds=30 * 2 ** (times - 1))
+        raise RetryLater(self.clock.now() + delay, "AWS throttled the purchase")
+
+    def _requote(self, record: CapacityRecord, why: str) -> CapacityRecord | None:
+        """Buy nothing; quote again and ask the requester to submit anew (a new approval)."""
+        quote: Quote | None
+        try:
+            quote = self.quotes.quote(record.request)
+        except Exception:
+            log.exception("%s: quoting again failed", record.id)
+            quote = record.quote
+
+        def requoted(r: CapacityRecord) -> Change | None:
+            if r.state not in (State.PURCHASING, State.APPROVED):
+                return None
+            new = r.model_copy(
+                update={
+                    "state": State.QUOTED,
+                    "quote": quote,
+                    "approvals": (),
+                    "approval_deadline": None,
+                    "failure": f"Nothing was bought: {why}.",
+                    "updated_at": self.clock.now(),
+                }
+            )
+            return Change(new, "re-quoted", BOT, why, (notify_job(r.id, self.clock.now()),))
+
+        saved, _ = apply_change(self.store, record.id, requoted, self.clock.now)
+        return saved
+
+    def _fail(self, record: CapacityRecord, why: str) -> CapacityRecord | None:
+        def failed(r: CapacityRecord) -> Change | None:
+            if State.FAILED not in TRANSITIONS[r.state] or r.state.final:
+                return None
+            new = r.model_copy(
+                update={"state": State.FAILED, "failure": why, "updated_at": self.clock.now()}
+            )
+            return Change(new, "failed", BOT, why, (notify_job(r.id, self.clock.now()),))
+
+        saved, _ = apply_change(self.store, record.id, failed, self.clock.now)
+        return saved
+
+    # --- crash safety ----------------------------------------------------------------------
+
+    def reconcile(self, record: CapacityRecord, force: bool = False) -> CapacityRecord | None:
+        """Look in AWS for what the latest attempt bought; never buy."""
+        attempt = record.attempt
+        assert attempt is not None
+        if attempt.refused and record.state is State.PURCHASING:
+            # AWS refused that attempt for sure: a new one is safe.
+            won = self._begin_attempt(record)
+            return self._buy(won) if won is not None else self.store.get(record.id)
+        try:
+            found = self.purchaser.find(self._order(record))
+        except PurchaseError as error:
+            raise RetryLater(self.clock.now() + FIRST_POLL, f"reconcile failed: {error}") from error
+        if found is not None:
+            return self._record(record.id, found, "reconciled")
+        if record.state is State.PURCHASE_UNKNOWN:
+            return record
+
+        def unknown(r: CapacityRecord) -> Change | None:
+            if r.state is not State.PURCHASING or r.attempt != attempt:
+                return None
+            why = (
+                f"The purchase ({attempt.kind.label}, attempt {len(r.attempts)}) may or may not "
+                f"have happened, and AWS shows nothing tagged {r.id} in {attempt.account}. "
+                "Check the account, then press Check again or Mark failed."
+            )
+            new = r.model_copy(
+                update={
+                    "state": State.PURCHASE_UNKNOWN,
+                    "failure": why,
+                    "updated_at": self.clock.now(),
+                }
+            )
+            return Change(new, "purchase unknown", BOT, why, (notify_job(r.id, self.clock.now()),))
+
+        saved, _ = apply_change(self.store, record.id, unknown, self.clock.now)
+        return saved
+
+    def check_again(self, request_id: str) -> CapacityRecord | None:
+        """The Check again button: look in AWS once more (never buys)."""
+        record = self.store.get(request_id)
+        if record is None or record.state is not State.PURCHASE_UNKNOWN:
+            return record
+        return self.reconcile(record)
+
+    def mark_failed(self, request_id: str, user: str) -> CapacityRecord | None:
+        def failed(r: CapacityRecord) -> Change | None:
+            if r.state is not State.PURCHASE_UNKNOWN:
+                return None
+            why = "Marked failed: nothing was bought."
+            new = r.model_copy(
+                update={"state": State.FAILED, "failure": why, "updated_at": self.clock.now()}
+            )
+            return Change(new, "marked failed", user, why, (notify_job(r.id, self.clock.now()),))
+
+        saved, _ = apply_change(self.store, request_id, failed, self.clock.now)
+        return saved
+
+    # --- tracking ----------------------------------------------------------------------------
+
+    def run_track(self, request_id: str) -> CapacityRecord | None:
+        record = self.store.get(request_id)
+        if record is None or record.state.final or record.state not in TRACKED_STATES:
+            return record
+        now = self.clock.now()
+        if record.reservation is None:
+            return self._track_window(record, now)
+        try:
+            fresh = self.purchaser.refresh(record.reservation)
+        except PurchaseError as error:
+            raise RetryLater(now + FIRST_POLL * 5, f"tracking failed: {error}") from error
+        fresh = fresh.model_copy(
+            update={"checked_at": now, "fee_usd": record.reservation.fee_usd or fresh.fee_usd}
+        )
+        target = lifecycle_state(fresh.kind, fresh.state)
+        saved = record
+        if fresh.state != record.reservation.state or (
+            target is not None and target is not record.state
+        ):
+            saved = self._follow(record, fresh, target) or record
+        if saved.state.final or saved.state is State.EXPIRED:
+            return saved
+        raise RetryLater(self._next_poll(saved, now), f"{saved.state.label}: polling AWS")
+
+    def _follow(
+        self, record: CapacityRecord, fresh: Reservation, target: State | None
+    ) -> CapacityRecord | None:
+        def followed(r: CapacityRecord) -> Change | None:
+            if r.version != record.version:
+                return None
+            state = r.state
+            if target is not None and target is not r.state and target in TRANSITIONS[r.state]:
+                state = target
+            update: dict[str, object] = {"reservation": fresh, "updated_at": self.clock.now()}
+            if state is State.FAILED:
+                update["failure"] = (
+                    f"AWS reports {fresh.state}: {fresh.state_reason or 'no reason given'}"
+                )
+            new = r.model_copy(update={**update, "state": state})
+            jobs = (notify_job(r.id, self.clock.now()),) if state is not r.state else ()
+            return Change(new, "tracked", BOT, f"AWS: {fresh.state}", jobs)
+
+        saved, _ = apply_change(self.store, record.id, followed, self.clock.now)
+        return saved
+
+    def _track_window(self, record: CapacityRecord, now: datetime) -> CapacityRecord | None:
+        """On-Demand and Spot: active in the window, expired after it."""
+        request = record.request
+        target = (
+            State.EXPIRED if now >= request.end else State.ACTIVE if now >= request.start else None
+        )
+        if target is None:
+            raise RetryLater(request.start, "waiting for the window to open")
+        saved = record
+        if target is not record.state and target in TRANSITIONS[record.state]:
+
+            def moved(r: CapacityRecord) -> Change | None:
+                if r.state is not record.state:
+                    return None
+                new = r.model_copy(update={"state": target, "updated_at": self.clock.now()})
+                return Change(
+                    new, target.value, BOT, "its window", (notify_job(r.id, self.clock.now()),)
+                )
+
+            saved = apply_change(self.store, record.id, moved, self.clock.now)[0] or record
+        if saved.state is State.EXPIRED:
+            return saved
+        raise RetryLater(request.end, "waiting for the window to close")
+
+    def _next_poll(self, record: CapacityRecord, now: datetime) -> datetime:
+        reservation = record.reservation
+        if record.state is State.PAYMENT_PENDING or reservation is None:
+            return now + FIRST_POLL * 2
+        moment = reservation.start if record.state is State.SCHEDULED else reservation.end
+        return max(now + FIRST_POLL, min(moment, now + MAX_POLL))
+
+    # --- the organisation's limit, for quotes and operators ------------------------------------
+
+    def blocks_in_use(self, regions: Sequence[str]) -> int:
+        from bot.domain.purchase import blocks_in_use
+
+        return sum(b.instances for b in blocks_in_use(self.purchaser.blocks_in_use(regions)))
+
+
+TRACKED_STATES = frozenset({State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.EXPIRING})
+
+
+def describe_problem(error: PurchaseError) -> str:
+    """What went wrong, for the requester and the card: AWS's reason and what to do."""
+    aws = f"AWS said {error.code}: {error.message}".strip()
+    if error.problem is PurchaseProblem.ACCESS_DENIED:
+        return (
+            f"the bot may not call {error.action or 'the purchase API'} in this account: grant "
+            f"it (see deploy/iam-purchase-policy.json), then submit again. {aws}"
+        )
+    if error.problem is PurchaseProblem.INSUFFICIENT_CAPACITY:
+        return f"AWS has no capacity for this offering now; pick another offering. {aws}"
+    if error.problem is PurchaseProblem.OFFERING_GONE:
+        return f"the offering is gone; pick another one. {aws}"
+    if error.problem is PurchaseProblem.INSTANCE_LIMIT:
+        return (
+            "the account's instance limit would be passed; ask for fewer instances or raise "
+            f"the quota. {aws}"
+        )
+    if error.problem is PurchaseProblem.THROTTLED:
+        return f"AWS kept throttling the purchase; submit again in a few minutes. {aws}"
+    if error.problem is PurchaseProblem.NAME_TAKEN:
+        return f"{error.message}; submit again to buy under a new name"
+    return aws
