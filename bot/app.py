@@ -49,10 +49,13 @@ from bot.services.jobs import (
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, MarketData, Notifier, Purchaser
 from bot.services.purchasing import PurchaseService
+from bot.services.quote_jobs import QuoteJobs
 from bot.services.quoting import QuoteService
 from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
+from bot.services.request_queries import RequestQueries
 from bot.services.requests import RequestService
+from bot.services.submissions import SubmissionRules
 from handlers import register
 
 log = logging.getLogger(__name__)
@@ -112,11 +115,13 @@ def build_services(
         SlackGroupDirectory(slack),
         cache=store,
     )
-    requests = RequestService(store, quotes, notifier, clock, limits, settings.approval_timeout)
+    submissions = SubmissionRules(limits, clock, settings.approval_timeout)
+    requests = RequestService(store, submissions, clock, limits)
+    quote_jobs = QuoteJobs(store, quotes, notifier, clock)
     notifications = NotificationService(store, notifier, clock)
     jobs = JobRegistry()
-    jobs.register(QUOTE, requests.run_quote)
-    jobs.register(QUOTE_ONLY, requests.run_quote_only)
+    jobs.register(QUOTE, quote_jobs.run_quote)
+    jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
     approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
@@ -148,7 +153,9 @@ def build_services(
         store=store,
         catalog=catalog,
         quotes=quotes,
+        queries=RequestQueries(store),
         requests=requests,
+        submissions=submissions,
         approvals=ApprovalService(store, directory, clock),
         purchases=purchases,
         notifications=notifications,

@@ -13,7 +13,7 @@ from bot.blocks.refusals import refusal_text
 from bot.blocks.text import esc
 from bot.domain.approval import Outcome
 from bot.services.container import Services
-from bot.services.requests import RequestError
+from bot.services.submissions import RequestError
 from handlers.conversation import Conversation, after_ack
 from handlers.home import publish_home
 
@@ -38,11 +38,14 @@ def register(app: App, services: Services) -> None:
 
 def open_submit_form(talk: Conversation, services: Services, client: WebClient) -> None:
     about = talk.interaction
+    request_id = about.request_id or ""
+    record = services.queries.get(request_id)
     try:
-        record, quote = services.requests.submittable(about.request_id or "", about.user)
+        quote = services.submissions.submittable(record, about.user, request_id)
     except RequestError as exc:
         talk.refuse(str(exc))
         return
+    assert record is not None  # submittable says so
     view = submit_form(record, quote, about.modal_metadata(record.id))
     client.views_open(trigger_id=about.trigger_id, view=view)
 

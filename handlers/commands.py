@@ -135,9 +135,9 @@ def _mig(services: Services, rest: str) -> dict[str, Any]:
 
 def _status(talk: Conversation, services: Services, request_id: str) -> None:
     if request_id:
-        record = services.requests.get(request_id)
+        record = services.queries.get(request_id)
     else:
-        latest = services.requests.mine(talk.interaction.user, limit=1)
+        latest = services.queries.mine(talk.interaction.user, limit=1)
         record = latest[0] if latest else None
     if record is None:
         what = f"request {esc(request_id)}" if request_id else "any request of yours"
@@ -145,13 +145,13 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
         return
     talk.show(
         f"Request {record.id}: {record.state.label}",
-        status_blocks(record, services.requests.history(record.id)),
+        status_blocks(record, services.queries.history(record.id)),
     )
 
 
 def _list(talk: Conversation, services: Services) -> None:
     user = talk.interaction.user
-    blocks = list_blocks("Your requests", services.requests.mine(user), "No requests yet.")
+    blocks = list_blocks("Your requests", services.queries.mine(user), "No requests yet.")
     waiting = services.approvals.waiting_for(user)
     if waiting is not None:
         blocks += list_blocks("Waiting for approval", waiting, "Nothing waits for you.")

@@ -25,7 +25,7 @@ def register(app: App, services: Services) -> None:
 def publish_home(services: Services, client: WebClient, user: str) -> None:
     waiting = services.approvals.waiting_for(user)
     view = home_view(
-        services.requests.mine(user),
+        services.queries.mine(user),
         waiting,
         waiting is not None,
         services.clock.now(),

@@ -15,7 +15,7 @@ from bot.domain.approval import Outcome, rejection_reason
 from bot.domain.grammar import parse_form
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.container import Services
-from bot.services.requests import RequestError
+from bot.services.submissions import RequestError
 from handlers.context import Interaction, interaction
 from handlers.conversation import Conversation, after_ack
 from handlers.home import publish_home
@@ -81,11 +81,11 @@ def _submit_error(
     services: Services, about: Interaction, pick: str, reason: str
 ) -> tuple[str, str] | None:
     """(block id, message) of the first problem with a submission, or None."""
-    record = services.requests.get(about.request_id) if about.request_id else None
+    record = services.queries.get(about.request_id) if about.request_id else None
     if record is None:
         return FormBlock.CHOICE.value, "This request no longer exists."
     try:
-        services.requests.check_submission(record, about.user, pick, reason)
+        services.submissions.check(record, about.user, pick, reason)
     except RequestError as exc:
         return exc.field or FormBlock.CHOICE.value, str(exc)
     return None

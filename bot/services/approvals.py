@@ -14,11 +14,11 @@ from bot.domain import approval
 from bot.domain.approval import Decision, Outcome
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
+from bot.domain.request_ids import normalise_id
 from bot.services.approvers import ApproverDirectory
 from bot.services.changes import Change, apply_change
 from bot.services.jobs import notify_job, purchase_job, timeout_job_id
 from bot.services.ports import Clock, Store
-from bot.services.requests import normalise_id
 
 
 class ApprovalService:

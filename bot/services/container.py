@@ -17,7 +17,9 @@ from bot.services.purchasing import PurchaseService
 from bot.services.quoting import QuoteService
 from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
+from bot.services.request_queries import RequestQueries
 from bot.services.requests import RequestService
+from bot.services.submissions import SubmissionRules
 
 
 @dataclass
@@ -29,7 +31,9 @@ class Services:
     store: Store
     catalog: Catalog
     quotes: QuoteService
+    queries: RequestQueries
     requests: RequestService
+    submissions: SubmissionRules
     approvals: ApprovalService
     purchases: PurchaseService
     notifications: NotificationService

@@ -1,0 +1,74 @@
+"""The quote jobs: compare a stored draft (draft -> quoted, or failed) and show the result,
+or compare a request that is not stored (`/gpu quote`)."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.domain.lifecycle import State
+from bot.domain.records import CapacityRecord
+from bot.services.changes import BOT, Change, apply_change
+from bot.services.jobs import QuoteJob, QuoteOnlyJob
+from bot.services.ports import Clock, Notifier, Store
+from bot.services.quoting import QuoteService
+
+log = logging.getLogger(__name__)
+
+
+class QuoteJobs:
+    def __init__(
+        self, store: Store, quotes: QuoteService, notifier: Notifier, clock: Clock
+    ) -> None:
+        self.store = store
+        self.quotes = quotes
+        self.notifier = notifier
+        self.clock = clock
+
+    def run_quote_only(self, job: QuoteOnlyJob) -> None:
+        """The `quote-only` job."""
+        quote = self.quotes.quote(job.request)
+        self.notifier.show_quote(job.user, job.response_url or None, quote)
+
+    def run_quote(self, job: QuoteJob) -> CapacityRecord | None:
+        """The quote job: quote a draft, then show the result. Safe to run twice: a
+        second run finds the request quoted and shows the same comparison again (Slack
+        replaces the message at a response_url)."""
+        record = self.store.get(job.request)
+        if record is None:
+            return None
+        if record.state is State.DRAFT:
+            record = self.quote(record)
+        if record.state in (State.QUOTED, State.FAILED):
+            self.notifier.quote_ready(record, job.response_url or None)
+        return record
+
+    def quote(self, record: CapacityRecord) -> CapacityRecord:
+        """draft -> quoted with the comparison, or -> failed with what went wrong."""
+        try:
+            quote = self.quotes.quote(record.request)
+        except Exception as exc:
+            log.exception("quoting %s failed", record.id)
+            failure = f"quoting failed: {exc}"
+
+            def fail(r: CapacityRecord) -> Change | None:
+                if r.state is not State.DRAFT:
+                    return None
+                new = r.model_copy(update={"state": State.FAILED, "failure": failure})
+                return Change(new, "failed", BOT, failure)
+
+            saved, _ = apply_change(self.store, record.id, fail, self.clock.now)
+            assert saved is not None
+            return saved
+
+        def quoted(r: CapacityRecord) -> Change | None:
+            if r.state is not State.DRAFT:
+                return None
+            new = r.model_copy(
+                update={"state": State.QUOTED, "quote": quote, "updated_at": self.clock.now()}
+            )
+            kind = quote.recommendation.kind
+            return Change(new, "quoted", BOT, f"recommended {kind.value if kind else 'nothing'}")
+
+        saved, _ = apply_change(self.store, record.id, quoted, self.clock.now)
+        assert saved is not None
+        return saved
