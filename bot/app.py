@@ -26,7 +26,7 @@ from bot.adapters.slack.groups import SlackGroupDirectory
 from bot.adapters.slack.notifier import SlackNotifier
 from bot.adapters.slack.poster import SlackPoster, once_only_client
 from bot.adapters.store import RedisStore, open_store
-from bot.background import Background
+from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingLimits
 from bot.domain.catalog import Catalog, default_catalog
@@ -163,7 +163,7 @@ def build_services(
         jobs=jobs,
         reminders=reminders,
         extensions=extensions,
-        background=Background(),
+        after_ack=AfterAck(),
         slack=slack,
         notifier=notifier,
         accounts=accounts,
@@ -215,7 +215,7 @@ def build_app(
     """The Bolt app with every listener registered.
 
     `process_before_response=True`: Bolt answers Slack when the listener returns, so
-    listeners ack and return at once, handing slow work to `services.background` or to
+    listeners ack and return at once, handing slow work to `services.after_ack` or to
     a job (Bolt's default runner would instead poll for the ack every 10 ms).
     """
     settings = services.settings

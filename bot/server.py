@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot.background import Background
+from bot.after_ack import AfterAck
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
@@ -30,10 +30,10 @@ HealthCheck = Callable[[], bool]
 
 
 def wsgi_app(
-    app: App, healthy: HealthCheck, background: Background | None = None
+    app: App, healthy: HealthCheck, after_ack: AfterAck | None = None
 ) -> Callable[..., Iterable[bytes]]:
     """Slack requests on /slack/events, health on /healthz, 404 elsewhere. With
-    `background`, work a listener hands off starts once its response is written."""
+    `after_ack`, work a listener hands off starts once its response is written."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -43,15 +43,15 @@ def wsgi_app(
             status = "200 OK" if ok else "503 Service Unavailable"
             start_response(status, [("Content-Type", "application/json")])
             return [body]
-        if background is None:
+        if after_ack is None:
             return slack(environ, start_response)
-        held = background.hold()
+        held = after_ack.hold()
         try:
             response = slack(environ, start_response)
         except BaseException:
-            background.release(held)
+            after_ack.release(held)
             raise
-        return _ThenRelease(response, lambda: background.release(held))
+        return _ThenRelease(response, lambda: after_ack.release(held))
 
     return application
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from slack_bolt import Ack, BoltContext
 
-from bot.background import Background
+from bot.after_ack import AfterAck
 from bot.blocks.text import esc
 from bot.services.replies import Replies
 from handlers.context import Interaction, Surface
@@ -26,10 +26,10 @@ SORRY = (
 
 
 class Conversation:
-    def __init__(self, interaction: Interaction, replies: Replies, background: Background) -> None:
+    def __init__(self, interaction: Interaction, replies: Replies, after_ack: AfterAck) -> None:
         self.interaction = interaction
         self._replies = replies
-        self._background = background
+        self._after_ack = after_ack
 
     def say(self, text: str) -> None:
         """A message beside what they acted on (which stays as it is)."""
@@ -55,7 +55,7 @@ class Conversation:
         """Run `work(*args)` after the ack; a failure is logged and, with
         `tell_failure`, told to the person."""
         on_error = self.sorry if tell_failure else None
-        self._background.submit(work, *args, on_error=on_error)
+        self._after_ack.run(work, *args, on_error=on_error)
 
 
 def conversation(context: BoltContext) -> Conversation:

@@ -32,5 +32,5 @@ def register(app: App, services: Services) -> None:
         parsed = parse(body)
         if parsed is not None:
             context[INTERACTION] = parsed
-            context[CONVERSATION] = Conversation(parsed, services.replies, services.background)
+            context[CONVERSATION] = Conversation(parsed, services.replies, services.after_ack)
         return next()

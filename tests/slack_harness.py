@@ -104,7 +104,7 @@ class BotUnderTest:
         self.server = make_server(
             "127.0.0.1",
             0,
-            wsgi_app(self.app, store.ping, self.services.background),
+            wsgi_app(self.app, store.ping, self.services.after_ack),
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,
         )
@@ -124,7 +124,7 @@ class BotUnderTest:
 
     def close(self) -> None:
         logging.getLogger("bot").removeHandler(self.crashes)
-        self.services.background.wait_idle(10)
+        self.services.after_ack.wait_idle(10)
         self.server.shutdown()
         self.server.server_close()
         self.services.close()
@@ -184,9 +184,9 @@ class BotUnderTest:
         """Until the work after each ack is done and no job is due (quotes run as jobs).
         A job or after-ack task that raised fails the test (unless `expect_crashes`): a
         crash would otherwise show only as a missing message."""
-        assert self.services.background.wait_idle(20), "background work did not finish"
+        assert self.services.after_ack.wait_idle(20), "background work did not finish"
         self.worker.drain()
-        assert self.services.background.wait_idle(20), "background work did not finish"
+        assert self.services.after_ack.wait_idle(20), "background work did not finish"
         if self.crashes.seen and not self.crashes_expected:
             raise AssertionError(
                 "work after the ack or a job raised (call bot.expect_crashes() in a test "

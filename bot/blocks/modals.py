@@ -8,7 +8,7 @@ from typing import Any
 from bot.blocks.ids import ELEMENT, CallbackId, FormBlock
 from bot.blocks.quote import request_title
 from bot.blocks.text import clip, usd, when
-from bot.domain.choices import picks
+from bot.domain.choices import candidates
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
@@ -165,7 +165,7 @@ def submit_form(record: CapacityRecord, quote: Quote, metadata: dict[str, str]) 
     """Pick an option (the recommended one preselected) and give a reason."""
     options = []
     initial = None
-    for pick in picks(quote):
+    for pick in candidates(quote):
         label = f"{pick.kind.label} · {usd(pick.total_usd)}"
         if pick.most_usd != pick.total_usd:
             label += f" (up to {usd(pick.most_usd)})"

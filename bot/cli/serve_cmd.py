@@ -140,7 +140,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     def make_application() -> Any:
         services, app = start()
-        return server.wsgi_app(app, services.store.ping, services.background)
+        return server.wsgi_app(app, services.store.ping, services.after_ack)
 
     server.serve_http(
         make_application,

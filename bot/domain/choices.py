@@ -11,7 +11,7 @@ from bot.domain.records import Choice
 
 
 @dataclass(frozen=True)
-class Pick:
+class Candidate:
     value: str  # short and stable: "capacity-block:1" (option kind, offering index)
     kind: OptionKind
     offering: Offering | None
@@ -28,8 +28,8 @@ class Pick:
         )
 
 
-def picks(quote: Quote) -> list[Pick]:
-    out: list[Pick] = []
+def candidates(quote: Quote) -> list[Candidate]:
+    out: list[Candidate] = []
     for option in quote.options:
         if not option.eligible or option.total_usd is None:
             continue
@@ -37,14 +37,14 @@ def picks(quote: Quote) -> list[Pick]:
         if option.offering is None:
             most = option.most_usd if option.most_usd is not None else option.total_usd
             out.append(
-                Pick(
+                Candidate(
                     f"{option.kind.value}:0", option.kind, None, option.total_usd, recommended, most
                 )
             )
             continue
         for i, offering in enumerate((option.offering, *option.alternatives)):
             out.append(
-                Pick(
+                Candidate(
                     value=f"{option.kind.value}:{i}",
                     kind=option.kind,
                     offering=offering,
@@ -56,5 +56,5 @@ def picks(quote: Quote) -> list[Pick]:
     return out
 
 
-def pick_by_value(quote: Quote, value: str) -> Pick | None:
-    return next((p for p in picks(quote) if p.value == value), None)
+def candidate_by_value(quote: Quote, value: str) -> Candidate | None:
+    return next((p for p in candidates(quote) if p.value == value), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.background import Background
+from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.catalog import Catalog
 from bot.services.approvals import ApprovalService
@@ -41,7 +41,7 @@ class Services:
     jobs: JobRegistry
     reminders: ReminderService
     extensions: ExtensionService
-    background: Background
+    after_ack: AfterAck
 
     def close(self) -> None:
-        self.background.shutdown(wait=True)
+        self.after_ack.shutdown(wait=True)

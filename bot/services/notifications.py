@@ -14,8 +14,8 @@ from bot.domain.records import CapacityRecord
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.ports import Clock, Notifier, Store
 
-# States the requester hears about by direct message, once each.
-TOLD = frozenset(
+# Outcomes of an approval: the requester hears of each by direct message, once.
+APPROVAL_OUTCOMES = frozenset(
     {
         State.APPROVED,
         State.REJECTED,
@@ -28,8 +28,8 @@ TOLD = frozenset(
         State.PURCHASE_UNKNOWN,
     }
 )
-# States before the request was posted for approval: no card to show.
-UNPOSTED = frozenset({State.DRAFT, State.QUOTED, State.FAILED})
+# States before the request was submitted: it has no approval card.
+BEFORE_SUBMISSION = frozenset({State.DRAFT, State.QUOTED, State.FAILED})
 
 
 class NotificationService:
@@ -43,7 +43,7 @@ class NotificationService:
         if record is None:
             return
         if record.approval_message is None:
-            if record.state in UNPOSTED or record.state is State.CANCELLED:
+            if record.state in BEFORE_SUBMISSION or record.state is State.CANCELLED:
                 return  # never submitted (or cancelled before): nothing was posted
             record = self._post_card(record)
         else:
@@ -55,7 +55,7 @@ class NotificationService:
             self.notifier.tell_requester(record)
             self.notifier.quote_ready(record, None)
             self.store.mark_delivered(told, self.clock.now())
-        if record.state in TOLD and not self.store.delivered(told):
+        if record.state in APPROVAL_OUTCOMES and not self.store.delivered(told):
             self.notifier.tell_requester(record)
             self.store.mark_delivered(told, self.clock.now())
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.domain.approval import SpendingLimits
-from bot.domain.choices import Pick, pick_by_value
+from bot.domain.choices import Candidate, candidate_by_value
 from bot.domain.lifecycle import State
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
@@ -37,7 +37,7 @@ class SubmissionRules:
 
     def check(
         self, record: CapacityRecord, user: str, pick: str, reason: str
-    ) -> tuple[Pick, datetime]:
+    ) -> tuple[Candidate, datetime]:
         """The pick and approval deadline of a valid submission; `RequestError` (with the
         form field at fault) when it is not. Changes nothing."""
         reason = clean_text(reason)
@@ -46,7 +46,7 @@ class SubmissionRules:
         if len(reason) > MAX_REASON_CHARS:
             raise RequestError(f"Keep the reason under {MAX_REASON_CHARS} characters.", "reason")
         quote = submittable_by(record, user)
-        chosen = pick_by_value(quote, pick)
+        chosen = candidate_by_value(quote, pick)
         if chosen is None:
             raise RequestError("Pick one of the options offered.", field="choice")
         refusal = self.limits.refusal(chosen.most_usd)

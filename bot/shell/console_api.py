@@ -103,7 +103,7 @@ class ConsoleSlack:
         return calls
 
     def _wait_idle(self) -> None:
-        if not self.services.background.wait_idle(SETTLE_TIMEOUT):
+        if not self.services.after_ack.wait_idle(SETTLE_TIMEOUT):
             log.warning("still working after %.0f s: showing what arrived so far", SETTLE_TIMEOUT)
 
     def advance(self, delta: timedelta) -> datetime:

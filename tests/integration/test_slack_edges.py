@@ -348,7 +348,7 @@ def test_a_failure_after_the_ack_is_reported_not_left_hanging(make_bot) -> None:
     bot.services.requests.open = redis_down  # type: ignore[method-assign]
     reply, token = bot.command(f"reserve {REQUEST}")
     assert "Comparing options" in reply.body
-    bot.services.background.wait_idle(10)
+    bot.services.after_ack.wait_idle(10)
     (sorry,) = bot.responses(token)
     assert "did not go through" in sorry["text"]
     assert sorry["response_type"] == "ephemeral"

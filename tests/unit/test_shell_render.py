@@ -17,7 +17,7 @@ from bot.blocks.modals import reject_form, reserve_form, submit_form
 from bot.blocks.quote import quote_blocks
 from bot.blocks.requests import request_card
 from bot.config import load_settings
-from bot.domain.choices import pick_by_value
+from bot.domain.choices import candidate_by_value
 from bot.domain.lifecycle import State
 from bot.domain.recommendation import Quote
 from bot.domain.records import Approval, CapacityRecord
@@ -41,7 +41,7 @@ def quote() -> Quote:
 
 
 def pending(quote: Quote, **kw: Any) -> CapacityRecord:
-    pick = pick_by_value(quote, "capacity-block:0")
+    pick = candidate_by_value(quote, "capacity-block:0")
     assert pick is not None
     fields: dict[str, Any] = {
         "state": State.PENDING_APPROVAL,

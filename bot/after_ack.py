@@ -21,7 +21,9 @@ Task = tuple[Callable[..., Any], OnError | None, tuple[Any, ...], dict[str, Any]
 _held = threading.local()
 
 
-class Background:
+class AfterAck:
+    """Runs what a listener hands off once Slack has its ack (`run`)."""
+
     def __init__(self, max_workers: int = 8) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="after-ack")
         self._pending: set[Future[Any]] = set()
@@ -29,7 +31,7 @@ class Background:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
 
-    def submit(
+    def run(
         self,
         fn: Callable[..., Any],
         *args: Any,
