@@ -156,8 +156,12 @@ def plan_layout(
     models: Sequence[ModelNeed],
     catalog: Catalog,
     region: str = "us-east-1",
+    instance_count: int = 1,
 ) -> Plan:
-    """The least wasteful layout for these models on one instance, or why there is none."""
+    """The least wasteful layout for these models on `instance_count` instances (one layout
+    on every GPU of every instance), or why there is none."""
+    if instance_count < 1:
+        raise ValueError("instance_count must be at least 1")
     if not models:
         raise ValueError("a plan needs at least one model")
     names = [m.name for m in models]
@@ -167,7 +171,8 @@ def plan_layout(
     # SageMaker endpoints bill at the SageMaker hosting rate; the catalog falls back to the
     # EC2 On-Demand figure and labels it an estimate.
     price = catalog.price(PriceKind.SAGEMAKER_ON_DEMAND, instance.instance_type, region)
-    fit = _best_fit(family, instance.gpus, models) if family else None
+    gpus = instance.gpus * instance_count
+    fit = _best_fit(family, gpus, models) if family else None
     if family is None or fit is None:
         return Plan(
             instance=instance,
@@ -178,7 +183,7 @@ def plan_layout(
             waste_compute_slices=0,
             price=price,
             chargeback=(),
-            reasons=tuple(_reasons(instance, family, models)),
+            reasons=tuple(_reasons(instance, family, models, instance_count)),
             suggestions=tuple(_suggestions(instance, family, models, catalog, region)),
         )
     needs_driver = any(p.min_driver for p in fit.layout)
@@ -186,6 +191,7 @@ def plan_layout(
         instance,
         [p.name for p in fit.layout],
         ami=RECOMMENDED_AMI if needs_driver else None,
+        instance_count=instance_count,
     )
     assert check.valid, check.errors  # every layout _best_fit considers has a placement
     return Plan(
@@ -196,7 +202,7 @@ def plan_layout(
         waste_gb=fit.waste_gb,
         waste_compute_slices=fit.waste_compute_slices,
         price=price,
-        chargeback=_chargeback(family, instance.gpus, fit.assignments, price),
+        chargeback=chargeback(family, gpus, fit.assignments, price, instance_count),
         reasons=(),
         suggestions=(),
     )
@@ -273,12 +279,15 @@ def _fit(
     )
 
 
-def _chargeback(
+def chargeback(
     family: GpuFamily,
     gpus: int,
     assignments: Sequence[Assignment],
     price: CatalogPrice | None,
+    instances: int = 1,
 ) -> tuple[Share, ...]:
+    """Each model's share of the hourly price of `instances` instances holding `gpus` GPUs
+    in all, by the compute slices its copies hold."""
     total = family.compute_slices * gpus
     held: dict[str, int] = {}
     for a in assignments:
@@ -286,7 +295,9 @@ def _chargeback(
     held[IDLE] = total - sum(held.values())
 
     def usd(slices: int) -> float | None:
-        return None if price is None else round(price.usd_per_hour * slices / total, 4)
+        if price is None:
+            return None
+        return round(price.usd_per_hour * instances * slices / total, 4)
 
     return tuple(Share(name, n, n / total, usd(n)) for name, n in held.items())
 
@@ -297,7 +308,10 @@ def _smallest_holding(family: GpuFamily, memory_gb: float) -> Profile | None:
 
 
 def _reasons(
-    instance: InstanceType, family: GpuFamily | None, models: Sequence[ModelNeed]
+    instance: InstanceType,
+    family: GpuFamily | None,
+    models: Sequence[ModelNeed],
+    instance_count: int = 1,
 ) -> list[str]:
     if family is None:
         return [f"{instance.instance_type} ({instance.gpu_model}) has no MIG partition profiles"]
@@ -312,21 +326,26 @@ def _reasons(
             )
     if reasons:
         return reasons
-    return [_capacity_reason(instance, family, models)]
+    return [_capacity_reason(instance, family, models, instance_count)]
 
 
-def _capacity_reason(instance: InstanceType, family: GpuFamily, models: Sequence[ModelNeed]) -> str:
+def _capacity_reason(
+    instance: InstanceType, family: GpuFamily, models: Sequence[ModelNeed], instance_count: int
+) -> str:
     """Name the memory size that runs out, or say the copies only fail together."""
+    gpus = instance.gpus * instance_count
     where = f"{instance.instance_type} ({instance.gpus} GPU{'s' if instance.gpus > 1 else ''})"
+    if instance_count > 1:
+        where = f"{instance_count}x {where}"
     for need in sorted({m.memory_gb for m in models}, reverse=True):
         wanted = sum(m.copies for m in models if m.memory_gb >= need)
         per_gpu = max(
             sum(1 for p in layout if p.memory_gb >= need) for layout in gpu_layouts(family)
         )
-        if wanted > per_gpu * instance.gpus:
+        if wanted > per_gpu * gpus:
             return (
                 f"{wanted} copies need {need:g} GB or more; one {family.gpu_model} holds at most "
-                f"{per_gpu} partitions that large, so {where} holds {per_gpu * instance.gpus}"
+                f"{per_gpu} partitions that large, so {where} holds {per_gpu * gpus}"
             )
     smallest = ", ".join(
         f"{m.name} x{m.copies} on {p.sagemaker_name} or larger"
