@@ -1,5 +1,5 @@
-"""What people leave running: instances (DescribeInstances, TerminateInstances) and
-SageMaker endpoints with their configs and inference components (List/Describe/Delete).
+"""What people leave running: instances (DescribeInstances, TerminateInstances), and
+SageMaker endpoints placed on the hosting desk (bot/adapters/aws/sandbox/hosting.py).
 
 The sandbox launches nothing itself; tests and the shell place resources with
 `place_instance` / `place_endpoint`, as a person would have launched them. The market
@@ -14,13 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from bot.adapters.aws.sandbox.errors import SandboxError
+from bot.adapters.aws.sandbox.hosting import Hosting
 from bot.adapters.aws.sandbox.parts import MarketParts
 from bot.adapters.aws.sandbox.store import Record
 
 INSTANCE = "instance"
-ENDPOINT = "endpoint"
-COMPONENT = "inference-component"
-CONFIG = "endpoint-config"
 DELETED = "deleted"
 
 
@@ -29,8 +27,9 @@ def _gone_key(kind: str, region: str, name: str) -> str:
 
 
 class Leftovers:
-    def __init__(self, parts: MarketParts) -> None:
+    def __init__(self, parts: MarketParts, hosting: Hosting) -> None:
         self._m = parts
+        self._hosting = hosting
 
     # --- placing (tests, shell) ----------------------------------------------------------
 
@@ -56,19 +55,12 @@ class Leftovers:
     def place_endpoint(
         self, region: str, name: str, plan_arn: str, instance_type: str, components: int = 0
     ) -> None:
-        now = self._m.clock.now().isoformat()
-        record: Record = {
-            "name": name,
-            "region": region,
-            "config": f"{name}-config",
-            "plan": plan_arn,
-            "type": instance_type,
-            "created": now,
-        }
-        self._m.store.add(ENDPOINT, f"{region}/{name}", record)
-        for n in range(components):
-            component = {"name": f"{name}-ic-{n + 1}", "region": region, "endpoint": name}
-            self._m.store.add(COMPONENT, f"{region}/{name}-ic-{n + 1}", component | {"at": now})
+        """An endpoint on `plan_arn`, its config `NAME-config` and `components` inference
+        components, already in service (the hosting desk answers for them)."""
+        self._hosting.place_endpoint(region, name, plan_arn, instance_type, components)
+
+    def list_endpoints(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        return self._hosting.list_endpoints(params, region)
 
     # --- EC2 -------------------------------------------------------------------------------
 
@@ -117,116 +109,7 @@ class Leftovers:
             instance["CapacityReservationId"] = record["reservation"]
         return instance
 
-    # --- SageMaker -------------------------------------------------------------------------
-
-    def list_endpoints(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        return {"Endpoints": [self._endpoint_summary(r) for r in self._endpoints(region)]}
-
-    def describe_endpoint(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        record = self._endpoint(region, str(params["EndpointName"]))
-        return self._endpoint_summary(record) | {
-            "EndpointConfigName": record["config"],
-            "ProductionVariants": [{"VariantName": "AllTraffic"}],
-        }
-
-    def describe_endpoint_config(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        name = str(params["EndpointConfigName"])
-        found = [r for r in self._endpoints(region, configs=True) if r["config"] == name]
-        if not found:
-            raise _validation(f'Could not find endpoint configuration "{name}".')
-        record = found[0]
-        return {
-            "EndpointConfigName": name,
-            "EndpointConfigArn": self._arn("endpoint-config", region, name),
-            "CreationTime": datetime.fromisoformat(record["created"]),
-            "ProductionVariants": [
-                {
-                    "VariantName": "AllTraffic",
-                    "InstanceType": f"ml.{record['type']}",
-                    "InitialInstanceCount": 1,
-                    "CapacityReservationConfig": {
-                        "CapacityReservationPreference": "capacity-reservations-only",
-                        "MlReservationArn": record["plan"],
-                    },
-                }
-            ],
-        }
-
-    def list_inference_components(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        wanted = params.get("EndpointNameEquals")
-        components = [
-            r
-            for r in self._live(COMPONENT, region, "name")
-            if wanted is None or r["endpoint"] == wanted
-        ]
-        return {
-            "InferenceComponents": [
-                {
-                    "InferenceComponentName": c["name"],
-                    "InferenceComponentArn": self._arn("inference-component", region, c["name"]),
-                    "EndpointName": c["endpoint"],
-                    "EndpointArn": self._arn("endpoint", region, c["endpoint"]),
-                    "VariantName": "AllTraffic",
-                    "CreationTime": datetime.fromisoformat(c["at"]),
-                    "LastModifiedTime": datetime.fromisoformat(c["at"]),
-                }
-                for c in components
-            ]
-        }
-
-    def delete_inference_component(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        name = str(params["InferenceComponentName"])
-        if name not in {c["name"] for c in self._live(COMPONENT, region, "name")}:
-            raise _validation(f'Could not find inference component "{name}".')
-        self._delete(COMPONENT, region, name)
-        return {}
-
-    def delete_endpoint(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        name = str(params["EndpointName"])
-        self._endpoint(region, name)
-        if any(c["endpoint"] == name for c in self._live(COMPONENT, region, "name")):
-            raise _validation("Delete the endpoint's inference components first.")
-        self._delete(ENDPOINT, region, name)
-        return {}
-
-    def delete_endpoint_config(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
-        name = str(params["EndpointConfigName"])
-        if not any(r["config"] == name for r in self._endpoints(region, configs=True)):
-            raise _validation(f'Could not find endpoint configuration "{name}".')
-        self._delete(CONFIG, region, name)
-        return {}
-
     # --- shared ----------------------------------------------------------------------------
-
-    def _endpoints(self, region: str, configs: bool = False) -> list[Record]:
-        """Live endpoints; with `configs`, every endpoint whose config is not deleted."""
-        deleted = self._deleted()
-        return [
-            r
-            for r in self._m.store.records(ENDPOINT)
-            if r["region"] == region
-            and (
-                _gone_key(CONFIG, region, r["config"]) not in deleted
-                if configs
-                else _gone_key(ENDPOINT, region, r["name"]) not in deleted
-            )
-        ]
-
-    def _endpoint(self, region: str, name: str) -> Record:
-        for record in self._endpoints(region):
-            if record["name"] == name:
-                return record
-        raise _validation(f'Could not find endpoint "{name}".')
-
-    def _endpoint_summary(self, record: Record) -> dict[str, Any]:
-        created = datetime.fromisoformat(record["created"])
-        return {
-            "EndpointName": record["name"],
-            "EndpointArn": self._arn("endpoint", record["region"], record["name"]),
-            "CreationTime": created,
-            "LastModifiedTime": created,
-            "EndpointStatus": "InService",
-        }
 
     def _live(self, kind: str, region: str, id_field: str) -> list[Record]:
         deleted = self._deleted()
@@ -243,9 +126,6 @@ class Leftovers:
         key = _gone_key(kind, region, name)
         self._m.store.add(DELETED, key, {"key": key})
 
-    def _arn(self, kind: str, region: str, name: str) -> str:
-        return f"arn:aws:sagemaker:{region}:{self._m.account_id}:{kind}/{name}"
-
 
 def _matches(instance: dict[str, Any], name: str, values: set[str]) -> bool:
     if name.startswith("tag:"):
@@ -258,7 +138,3 @@ def _matches(instance: dict[str, Any], name: str, values: set[str]) -> bool:
     if name == "instance-type":
         return bool(instance["InstanceType"] in values)
     raise SandboxError("InvalidParameterValue", f"The filter '{name}' is invalid")
-
-
-def _validation(message: str) -> SandboxError:
-    return SandboxError("ValidationException", message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +14,7 @@ from bot.adapters.aws.sandbox.capacity_reservations import CapacityReservations
 from bot.adapters.aws.sandbox.conditions import MarketConditions, PurchaseFailure
 from bot.adapters.aws.sandbox.errors import SandboxError
 from bot.adapters.aws.sandbox.extensions import Extensions
+from bot.adapters.aws.sandbox.hosting import DEMO_MODELS, Hosting, HostingTimes
 from bot.adapters.aws.sandbox.leftovers import Leftovers
 from bot.adapters.aws.sandbox.parts import MarketParts
 from bot.adapters.aws.sandbox.plan_offerings import PlanOfferings
@@ -55,6 +56,8 @@ class SandboxMarket:
         payment_delay: timedelta = timedelta(minutes=2),
         account_id: str = SANDBOX_ACCOUNT_ID,
         sleep: Callable[[float], None] = time.sleep,
+        hosting_times: HostingTimes | None = None,
+        models: Sequence[str] = DEMO_MODELS,
     ) -> None:
         self.conditions = conditions or MarketConditions()
         parts = MarketParts(
@@ -69,7 +72,8 @@ class SandboxMarket:
         block_offerings, blocks = BlockOfferings(parts), CapacityBlocks(parts)
         plan_offerings, plans = PlanOfferings(parts), TrainingPlans(parts)
         spot, price_list = SpotPrices(parts), PriceList(parts)
-        self.leftovers = leftovers = Leftovers(parts)
+        hosting = Hosting(parts, hosting_times, models)
+        self.leftovers = leftovers = Leftovers(parts, hosting)
         extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
         reservations = CapacityReservations(parts)
         self._sleep = sleep
@@ -96,15 +100,9 @@ class SandboxMarket:
                 ),
                 "CreateTrainingPlan": plans.create,
                 "ExtendTrainingPlan": extensions.extend_plan,
-                "ListEndpoints": leftovers.list_endpoints,
-                "DescribeEndpoint": leftovers.describe_endpoint,
-                "DescribeEndpointConfig": leftovers.describe_endpoint_config,
-                "ListInferenceComponents": leftovers.list_inference_components,
-                "DeleteInferenceComponent": leftovers.delete_inference_component,
-                "DeleteEndpoint": leftovers.delete_endpoint,
-                "DeleteEndpointConfig": leftovers.delete_endpoint_config,
                 "DescribeTrainingPlan": plans.describe,
                 "ListTrainingPlans": plans.list_plans,
+                **hosting.routes(),
             },
             "pricing": {"GetProducts": price_list.get_products},
             "sts": {
