@@ -13,8 +13,10 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.aws.market import AwsClients, AwsMarket
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from bot.adapters.aws.sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket, sandbox_clients
+from bot.adapters.aws.sandbox.redis_store import RedisMarketStore
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
 from bot.app import Wiring, build_app, build_services
@@ -86,7 +88,19 @@ class BotUnderTest:
                 for k, v in config.items()
             }
         )
-        self.market = SandboxMarket(clock=clock)
+        # The market keeps its purchases in the test's Redis namespace, as `serve` does, so
+        # two bots on one namespace see (and count) the same purchases.
+        namespace = store.prefix.strip("{}")
+        market_store = RedisMarketStore(store.redis, namespace, scope=SANDBOX_ACCOUNT_ID)
+        self.market = SandboxMarket(clock=clock, store=market_store)
+        accounts = SandboxAccounts(
+            self.settings.accounts,
+            self.settings.default_account,
+            clock,
+            store.redis,
+            namespace,
+            markets={SANDBOX_ACCOUNT_ID: self.market},
+        )
         clients: dict[str, AwsClients] = {}
 
         def aws(region: str) -> AwsClients:
@@ -97,7 +111,7 @@ class BotUnderTest:
         market = AwsMarket(aws, _catalog(), cache=store)
         self.aws = aws
         self.services: Wiring = build_services(
-            self.settings, clock=clock, store=store, market=market, aws=aws
+            self.settings, clock=clock, store=store, market=market, aws=aws, accounts=accounts
         )
         self.app = build_app(self.services)
         self.worker = Worker(self.services)

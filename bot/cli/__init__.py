@@ -7,7 +7,16 @@ import sys
 from collections.abc import Sequence
 
 from bot import __version__
-from bot.cli import catalog_cmd, config_cmd, deploy_cmd, mig_cmd, quote_cmd, serve_cmd, shell_cmd
+from bot.cli import (
+    catalog_cmd,
+    config_cmd,
+    deploy_cmd,
+    mig_cmd,
+    quote_cmd,
+    requests_cmd,
+    serve_cmd,
+    shell_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +26,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gpu-bot {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (serve_cmd, shell_cmd, quote_cmd, mig_cmd, deploy_cmd, catalog_cmd, config_cmd):
+    for module in (
+        serve_cmd,
+        shell_cmd,
+        quote_cmd,
+        mig_cmd,
+        deploy_cmd,
+        catalog_cmd,
+        config_cmd,
+        requests_cmd,
+    ):
         module.register(sub)
     return parser
 

@@ -14,13 +14,14 @@ import itertools
 import json
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from slack_bolt import App, BoltRequest
 
-from bot.adapters.clock import ManualClock
+from bot.adapters.aws.sandbox.redis_store import StoredClock
 from bot.adapters.slack.local_api import Call, LocalSlackApi
+from bot.adapters.store import open_store
 from bot.app import DEFAULT_APPROVAL_CHANNEL, Wiring, build_app, build_services
 from bot.config import Settings, load_settings
 from bot.shell.payloads import Body
@@ -41,14 +42,14 @@ class Ack:
 
 
 def shell_settings() -> Settings:
-    """The environment's settings, with Slack, AWS and Redis pinned to local stand-ins:
-    a shell never talks to a workspace, buys real capacity or writes to a shared Redis.
+    """The environment's settings, with Slack and AWS pinned to local stand-ins: a shell
+    never talks to a workspace or buys real capacity. REDIS_URL is honoured (default
+    memory://), so a scripted run can be inspected afterwards with `gpu-bot requests`.
     Without configured approvers, alice and bob approve."""
     settings = load_settings(
         SLACK_BOT_TOKEN=None,
         SLACK_SIGNING_SECRET=None,
         SLACK_APP_TOKEN=None,
-        REDIS_URL="memory://",
         GPU_BOT_AWS="sandbox",
     )
     if not settings.approvers and not settings.approver_group:
@@ -63,8 +64,11 @@ class ConsoleSlack:
             # The local workspace's approver group is alice and bob.
             self.api.groups[settings.approver_group] = [p.id for p in DEFAULT_APPROVERS]
         self.settings = settings.model_copy(update={"slack_api_url": self.api.api_url})
-        self.clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
-        self.services: Wiring = build_services(self.settings, clock=self.clock)
+        store = open_store(self.settings.redis_url, self.settings.namespace)
+        # The sandbox's time lives in the store: another process on the same Redis (a
+        # second shell, `gpu-bot reservations`) sees the same moment.
+        self.clock = StoredClock(store.redis, self.settings.namespace)
+        self.services: Wiring = build_services(self.settings, clock=self.clock, store=store)
         self.app: App = build_app(self.services, request_verification=False)
         self.worker = Worker(self.services)
         self._seen = len(self.api.calls)

@@ -67,3 +67,25 @@ def test_dockerfile_runs_as_non_root_with_a_health_check() -> None:
     deps = next(i for i, line in enumerate(lines) if "pip install -r" in line)
     source = next(i for i, line in enumerate(lines) if line.startswith("COPY bot"))
     assert deps < source
+
+
+def test_purchase_policy_covers_every_call_purchasing_makes() -> None:
+    import re
+
+    policy = json.loads((ROOT / "deploy" / "iam-purchase-policy.json").read_text())
+    allowed = set()
+    for statement in policy["Statement"]:
+        actions = statement["Action"]
+        allowed |= {actions} if isinstance(actions, str) else set(actions)
+    source = (ROOT / "bot" / "adapters" / "aws" / "purchasing.py").read_text()
+    source += (ROOT / "bot" / "adapters" / "aws" / "accounts.py").read_text()
+    calls = set(re.findall(r"\b(ec2|sagemaker)\.([a-z_]+)\(", source))
+    calls |= {("sts", "assume_role")}
+    assert calls  # the pattern found the calls
+    for service, method in calls:
+        if method in ("get_paginator", "meta"):
+            continue
+        action = f"{service}:" + "".join(p.capitalize() for p in method.split("_"))
+        assert action in allowed, action
+    for paged in ("ec2:DescribeCapacityBlocks", "sagemaker:ListTrainingPlans"):
+        assert paged in allowed

@@ -149,13 +149,15 @@ class SandboxAccounts(AccountClients):
         clock: Clock,
         client: redis.Redis | None = None,
         namespace: str = "gpu",
+        markets: Mapping[str, SandboxMarket] | None = None,
     ) -> None:
+        """`markets`: account id -> a market to use for it (tests bring their own)."""
         from bot.adapters.aws.sandbox import SANDBOX_ACCOUNT_ID, sandbox_client, sandbox_clients
 
         self._clock = clock
         self._redis = client
         self._namespace = namespace
-        self._markets: dict[str, SandboxMarket] = {}
+        self._markets: dict[str, SandboxMarket] = dict(markets or {})
         self._markets_lock = threading.Lock()
         own = SANDBOX_ACCOUNT_ID
 

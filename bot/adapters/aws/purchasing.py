@@ -189,11 +189,17 @@ class AwsPurchaser:
         clients = self._clients(order.account, order.region)
         if order.kind is OptionKind.TRAINING_PLAN:
             try:
-                return self._plan(order.account, order.region, order.token)
+                plan = self._plan(order.account, order.region, order.token)
+                plan_tags = clients.sagemaker.list_tags(ResourceArn=plan.id).get("Tags", [])
             except ClientError as exc:
                 if _code(exc) in ("ResourceNotFound", "ValidationException"):
                     return None
                 raise
+            # The name is ours only if the plan carries this request's tag.
+            mine = {t["Key"]: t["Value"] for t in plan_tags}.get(TAG_REQUEST) == order.tags.get(
+                TAG_REQUEST
+            )
+            return plan if mine else None
         request_id = order.tags.get(TAG_REQUEST, "")
         paginator = clients.ec2.get_paginator("describe_capacity_reservations")
         for page in paginator.paginate(

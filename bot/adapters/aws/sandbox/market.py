@@ -73,6 +73,7 @@ class SandboxMarket:
         plan_offerings, plans = PlanOfferings(parts), TrainingPlans(parts)
         spot, price_list = SpotPrices(parts), PriceList(parts)
         hosting = Hosting(parts, hosting_times, models)
+        hosting_routes = hosting.routes()
         self.leftovers = leftovers = Leftovers(parts, hosting)
         extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
         reservations = CapacityReservations(parts)
@@ -102,7 +103,8 @@ class SandboxMarket:
                 "ExtendTrainingPlan": extensions.extend_plan,
                 "DescribeTrainingPlan": plans.describe,
                 "ListTrainingPlans": plans.list_plans,
-                **hosting.routes(),
+                **hosting_routes,
+                "ListTags": _tags_by_arn(plans.list_tags, hosting_routes["ListTags"]),
             },
             "pricing": {"GetProducts": price_list.get_products},
             "sts": {
@@ -227,3 +229,14 @@ def _purchase_error(
         "There is not enough capacity to fulfill your request. Search for offerings again.",
         500,
     )
+
+
+def _tags_by_arn(plans: Answer, others: Answer) -> Answer:
+    """ListTags answers for training plans and for the hosting resources alike."""
+
+    def answer(params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        if ":training-plan/" in str(params.get("ResourceArn", "")):
+            return plans(params, region)
+        return others(params, region)
+
+    return answer

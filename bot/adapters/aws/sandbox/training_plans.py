@@ -80,7 +80,15 @@ class TrainingPlans:
             raise _in_use(name)
         return {"TrainingPlanArn": arn}
 
-    # --- DescribeTrainingPlan / ListTrainingPlans ----------------------------------------
+    # --- DescribeTrainingPlan / ListTrainingPlans / ListTags ------------------------------
+
+    def list_tags(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        arn = str(params["ResourceArn"])
+        name = arn.rpartition("training-plan/")[2]
+        record = self._m.store.get(KIND, _key(region, name))
+        if record is None or record["arn"] != arn:
+            raise _not_found(f"Resource {arn} does not exist.")
+        return {"Tags": record["tags"]}
 
     def describe(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         name = str(params["TrainingPlanName"]).rpartition("training-plan/")[2]
