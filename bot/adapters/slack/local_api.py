@@ -12,6 +12,7 @@ import itertools
 import json
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -80,6 +81,7 @@ class LocalSlackApi:
         # that gap has posted without knowing it.
         self.latency_s = 0.0
         self.keep_calls = True  # False: only messages are kept (long benchmark runs)
+        self._keys: Counter[str] = Counter()  # delivery keys posted, kept as they arrive
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._view_ids = itertools.count(1)
@@ -139,6 +141,12 @@ class LocalSlackApi:
     def reset_messages(self) -> None:
         with self._lock:
             self.messages.clear()
+            self._keys.clear()
+
+    def distinct_keys(self) -> int:
+        """How many different delivery keys were posted (cheap: for polling)."""
+        with self._lock:
+            return len(self._keys)
 
     def received_times(self) -> list[float]:
         """When each message carrying a delivery key arrived (time.time())."""
@@ -252,6 +260,9 @@ class LocalSlackApi:
                 metadata = _decoded(args.get("metadata"), None)
                 if metadata:
                     message["metadata"] = metadata
+                    key = (metadata.get("event_payload") or {}).get("key")
+                    if key:
+                        self._keys[str(key)] += 1
                 self.messages.setdefault(channel, []).append(message)
             return {"ok": True, "channel": channel, "ts": ts}
         if method == "conversations.open":
