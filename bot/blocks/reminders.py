@@ -134,7 +134,8 @@ def extension_card(
     status = extension.status.value.replace("_", " ")
     line = f"Extension {extension.number}: *{status}*"
     if extension.approved_by:
-        line += f" by {user(extension.approved_by)}"
+        verb = "rejected" if extension.status is ExtensionStatus.REJECTED else "approved"
+        line += f" · {verb} by {user(extension.approved_by)}"
     if extension.reason:
         line += f" · {esc(extension.reason)}"
     blocks.append(_context(line))
