@@ -3,40 +3,58 @@ reserve, approve, the clock forward through each reminder, extend, the end, clea
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.integration.test_shell import run_shell
 
-START = (datetime.now(UTC) + timedelta(days=14)).strftime("%Y-%m-%d")
+NOW = datetime.now(UTC)
+START_DAY = (NOW + timedelta(days=14)).date()
+START = datetime(START_DAY.year, START_DAY.month, START_DAY.day, 11, 30, tzinfo=UTC)
+END = START + timedelta(days=3)  # the block bought: 3 days to 11:30 UTC
+NEW_END = END + timedelta(days=1)  # after the one-day extension
+H = timedelta(hours=1)
+MIN = timedelta(minutes=1)
+
+
+class Clock:
+    """`clock +Nm` lines reaching moments given as times (the shell starts at real now)."""
+
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def to(self, moment: datetime) -> str:
+        minutes = max(math.ceil((moment - self.now) / MIN), 1)
+        self.now += minutes * MIN
+        return f"clock +{minutes}m"
 
 
 def test_the_whole_life_in_the_shell(tmp_path: Path) -> None:
+    clock = Clock()
     script = [
-        f'/gpu reserve 2x p5.48xlarge 3d from {START} ec2 reason="load test"',
+        f'/gpu reserve 2x p5.48xlarge 3d from {START_DAY} ec2 reason="load test"',
         "press 1",  # Submit for approval…
         "",
         "",
         "as alice",
         "press 1",  # Approve
         "y",
-        "clock +1h",  # payment clears: scheduled
-        "clock +13d",
-        "clock +1d",  # the day before the start
-        "clock +4h",  # started: delivered
-        "clock +2d",  # a day before the end: Extend
+        clock.to(NOW + H),  # payment clears: scheduled
+        clock.to(START - 23 * H),  # the day before the start
+        clock.to(START + 6 * H),  # started: tracking sees it delivered
+        clock.to(END - 24 * H + MIN),  # a day before the end: Extend
         "as you",
         "press 1",  # Extend
         "as alice",
         "press 1",  # approve the extension
-        "clock +1m",
-        "clock +1d",
-        "clock +20h",
-        "clock +2h",  # two hours before the new end
-        "clock +80m",  # the checkpoint warning, 40 minutes before the end
+        clock.to(END - 24 * H + 3 * MIN),
+        clock.to(NEW_END - 24 * H + 3 * MIN),
+        clock.to(NEW_END - 2 * H + 3 * MIN),  # two hours before the new end
+        clock.to(NEW_END - 38 * MIN),  # the checkpoint warning, 40 minutes before the end
         "as you",
         "home",
-        "clock +2d",  # ended: nothing left, cleaned up
+        clock.to(NEW_END + 2 * 24 * H),  # ended: nothing left, cleaned up
     ]
     transcript = run_shell("\n".join(script) + "\n", tmp_path)
     assert "starts at *" in transcript and "Launch into the reservation" in transcript
