@@ -46,6 +46,7 @@ ACCEPTED_FORMS: dict[str, str] = {
     "interruptible": "interruptible (the work checkpoints and can restart on Spot)",
     "utilization": "util=80% (1% to 100%)",
     "reason": 'reason="launch load test" (up to 500 characters)',
+    "account": "account=research (a name from GPU_BOT_ACCOUNTS; default: the bot's own)",
 }
 
 # Draft field name -> the ACCEPTED_FORMS entry that explains it.
@@ -90,7 +91,9 @@ _KEY_ALIASES = {
     "utilisation": "utilization",
     "reason": "reason",
     "interruptible": "interruptible",
+    "account": "account",
 }
+_ACCOUNT_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
 
 class RequestSyntaxError(ValueError):
@@ -349,7 +352,7 @@ def _read_token(b: _Builder, token: str) -> None:
                 f'unknown setting "{key}" in "{token}"',
                 token=token,
                 accepted="count=, type=, duration=, start=, region=, env=, workload=, "
-                "util=, reason=",
+                "util=, reason=, account=",
             )
         if field == "reason":
             # Keep the reason's case and spacing: only the key is case-insensitive.
@@ -408,6 +411,10 @@ def _read_field(b: _Builder, field: str, value: str, token: str) -> None:
         b.set("workload", Workload(value), token)
     elif field == "utilization":
         b.set("utilization_pct", b.utilization(value, token), token)
+    elif field == "account":
+        if not _ACCOUNT_RE.fullmatch(value):
+            raise _bad("account", token)
+        b.set("account", value, token)
     elif field == "interruptible":
         if value not in ("yes", "true", "no", "false"):
             raise RequestSyntaxError(
@@ -454,6 +461,8 @@ def render_request(draft: RequestDraft) -> str:
         parts.append("interruptible")
     if draft.utilization_pct is not None:
         parts.append(f"util={draft.utilization_pct}%")
+    if draft.account is not None:
+        parts.append(f"account={draft.account}")
     if draft.reason:
         escaped = draft.reason.replace("\\", "\\\\").replace('"', '\\"')
         parts.append(f'reason="{escaped}"')

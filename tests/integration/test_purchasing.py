@@ -378,3 +378,14 @@ def test_the_256_instance_limit_is_counted_across_accounts_from_aws(make_bot) ->
     approve(bot, at_limit)
     assert bot.record(at_limit).state is State.PAYMENT_PENDING
     assert bot.purchase_calls() == before + 1
+
+
+def test_account_in_the_request_picks_where_it_is_quoted_and_bought(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(accounts={"research": RESEARCH_ROLE})
+    request_id = submitted(bot, BLOCK + " account=research")
+    approve(bot, request_id)
+    record = bot.record(request_id)
+    assert record.request.account == "research"
+    assert record.reservation is not None and record.reservation.account == "research"
+    assert market(bot, "research").purchase_calls() == 1
+    assert market(bot, "default").purchase_calls() == 0

@@ -233,3 +233,16 @@ def test_no_input_raises_anything_but_the_grammar_error(text: str) -> None:
         assert str(exc)
     else:
         assert parse(render_request(draft)) == draft
+
+
+def test_an_account_is_named_with_account_and_survives_rendering() -> None:
+    from bot.domain.grammar import parse_request, render_request
+
+    draft = parse_request("2x p5.48xlarge 3d from 2026-12-14 account=Research", now=NOW_FOR_ACCOUNT)
+    assert draft.account == "research"
+    assert parse_request(render_request(draft), now=NOW_FOR_ACCOUNT) == draft
+    with pytest.raises(RequestSyntaxError, match="GPU_BOT_ACCOUNTS"):
+        parse_request("2x p5.48xlarge account=a/b", now=NOW_FOR_ACCOUNT)
+
+
+NOW_FOR_ACCOUNT = datetime(2026, 12, 1, tzinfo=UTC)
