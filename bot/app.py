@@ -7,7 +7,7 @@ what it needs handed in, so no layer depends on the choice of adapters made here
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -190,6 +190,7 @@ class AccountsMarket:
         self._catalog = catalog
         self._store = store
         self._ttl = settings.price_cache_ttl
+        self._home = settings.aws_region
         self._markets: dict[str, AwsMarket] = {}
 
     def _market(self, account: str) -> AwsMarket:
@@ -199,11 +200,26 @@ class AccountsMarket:
                 self._catalog,
                 cache=self._store,
                 price_ttl=self._ttl,
+                home_region=self._home,
             )
         return self._markets[account]
 
     def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
         return self._market(self._accounts.resolve(request.account)).snapshot(request, now)
+
+    def snapshots(self, requests: Sequence[CapacityRequest], now: datetime) -> list[MarketSnapshot]:
+        if not requests:
+            return []
+        account = self._accounts.resolve(requests[0].account)
+        return self._market(account).snapshots(requests, now)
+
+    def regions(self) -> tuple[str, ...]:
+        return self._market(self._accounts.resolve(None)).regions()
+
+    def offered_in(self, instance_type: str, region: str) -> bool | None:
+        # What a region sells is asked in the bot's own account.
+        market = self._market(self._accounts.resolve(None))
+        return market.offered_in(instance_type, region)
 
 
 def build_app(

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     text = " ".join(args.request)
     try:
         request = services.quotes.complete(services.quotes.parse(text))
+        services.quotes.check_sold(request)
     except RequestSyntaxError as exc:
         return fail(f"{exc}\n\nRequest pieces:\n{usage()}")
     except IncompleteRequest as exc:
@@ -53,18 +54,34 @@ def quote_json(quote: Quote) -> dict[str, Any]:
         "request": quote.request.model_dump(mode="json")
         | {"text": render_request(quote.request.draft())},
         "quoted_at": quote.quoted_at.isoformat(),
-        "options": [_option_json(o) for o in quote.options],
+        "options": [_option_json(o, quote.request.region) for o in quote.options],
         "recommendation": {
             "kind": rec.kind.value if rec.kind else None,
+            "region": rec.region or quote.request.region,
             "reasons": rec.reasons,
             "warnings": rec.warnings,
         },
+        "regions": _regions_json(quote),
     }
 
 
-def _option_json(o: Option) -> dict[str, Any]:
+def _regions_json(quote: Quote) -> list[dict[str, Any]]:
+    return [
+        {
+            "region": r.region,
+            "recommended": r.recommended.value if r.recommended else None,
+            "total_usd": r.total_usd,
+            "start": r.start.isoformat() if r.start else None,
+            "options": [_option_json(o, r.region) for o in r.options],
+        }
+        for r in quote.regions
+    ]
+
+
+def _option_json(o: Option, region: str) -> dict[str, Any]:
     data: dict[str, Any] = {
         "kind": o.kind.value,
+        "region": region,
         "eligible": o.eligible,
         "reasons": o.reasons,
         "total_usd": o.total_usd,
@@ -111,8 +128,22 @@ def print_quote(quote: Quote) -> None:
             + (f"\n[dim]{o.price_source.describe()}[/dim]" if o.price_source else ""),
         )
     out.print(table)
+    if quote.regions:
+        regions = Table(title="regions searched")
+        for col in ("region", "recommended", "total", "reserved from"):
+            regions.add_column(col)
+        for q in quote.regions:
+            regions.add_row(
+                q.region + (" *" if q.region == quote.request.region else ""),
+                q.recommended.label if q.recommended else "nothing fits",
+                f"${q.total_usd:,.2f}" if q.total_usd is not None else "-",
+                f"{q.start:%Y-%m-%d %H:%M} UTC" if q.start else "-",
+            )
+        out.print(regions)
     rec = quote.recommendation
-    out.print(f"[bold]Recommendation: {rec.kind.label if rec.kind else 'nothing fits'}[/bold]")
+    where = f" in {rec.region}" if rec.region else ""
+    label = rec.kind.label if rec.kind else "nothing fits"
+    out.print(f"[bold]Recommendation: {label}{where}[/bold]")
     for reason in rec.reasons:
         out.print(f"  - {reason}")
     for warning in rec.warnings:

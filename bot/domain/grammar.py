@@ -7,6 +7,7 @@ Tokens may come in any order:
     36h | 3d | 2w | duration=3d            duration
     from 2026-12-14 | from 2026-12-14T09:00Z | from today | from tomorrow | start=…
     us-east-1 | region=us-east-1           region
+    region=us-east-1,us-west-2 | region=any  search several regions, recommend one
     ec2 | sagemaker | env=…                environment
     training | inference | evaluation | event | workload=…
     interruptible                          the work checkpoints and can restart
@@ -25,6 +26,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from bot.domain.catalog import Catalog, UnknownInstanceType, default_catalog
 from bot.domain.request import (
+    ANY_REGION,
     MAX_COUNT,
     MAX_DURATION_HOURS,
     MAX_REASON_CHARS,
@@ -40,7 +42,8 @@ ACCEPTED_FORMS: dict[str, str] = {
     "duration": "36h, 3d, 2w or duration=3d (1 hour to 365 days)",
     "start": "from 2026-12-14, from 2026-12-14T09:00Z, from now (or today), from tomorrow "
     "or start=…",
-    "region": "us-east-1 or region=us-east-1",
+    "region": "us-east-1, region=us-east-1, region=us-east-1,us-west-2 (search those) or "
+    "region=any",
     "environment": "ec2 or sagemaker",
     "workload": "training, inference, evaluation or event",
     "interruptible": "interruptible (the work checkpoints and can restart on Spot)",
@@ -64,6 +67,10 @@ _DURATION_RE = re.compile(
 )
 _INSTANCE_RE = re.compile(r"(?:ml\.)?[a-z][a-z0-9-]*\.[a-z0-9]+")
 _REGION_RE = re.compile(r"[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}")
+# After `region=`: anything shaped like a name; whether AWS has it is checked against the
+# partition's list when the request is completed, which can name the valid ones.
+_REGION_NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,30}")
+MAX_SEARCHED_REGIONS = 8
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _DATETIME_RE = re.compile(
     r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[tT ](?P<h>[0-9]{2}):(?P<m>[0-9]{2})"
@@ -398,9 +405,7 @@ def _read_field(b: _Builder, field: str, value: str, token: str) -> None:
     elif field == "start":
         b.set("start", b.start(value, token), token)
     elif field == "region":
-        if not _REGION_RE.fullmatch(value):
-            raise _bad("region", token)
-        b.set("region", value, token)
+        b.set("region", _region_value(value, token), token)
     elif field == "environment":
         if value not in (e.value for e in Environment):
             raise _bad("environment", token)
@@ -452,7 +457,8 @@ def render_request(draft: RequestDraft) -> str:
     if draft.start is not None:
         parts.append(f"from {render_start(draft.start)}")
     if draft.region is not None:
-        parts.append(draft.region)
+        single = _REGION_RE.fullmatch(draft.region)
+        parts.append(draft.region if single else f"region={draft.region}")
     if draft.environment is not None:
         parts.append(draft.environment.value)
     if draft.workload is not None:
@@ -517,7 +523,7 @@ def parse_form(
             b.fields["start"] = b.start(stamp.lower(), stamp)
         except RequestSyntaxError as exc:
             errors["start_date"] = str(exc)
-    read("region", "region", lambda v, t: v if _REGION_RE.fullmatch(v) else _raise_bad("region", t))
+    read("region", "region", _region_value)
     # A value the form does not offer is refused, not read as "either" ("any").
     env = (fields.get("environment") or "").strip().lower()
     if env in (e.value for e in Environment):
@@ -540,5 +546,18 @@ def parse_form(
     return draft, errors
 
 
-def _raise_bad(field: str, token: str) -> str:
-    raise _bad(field, token)
+def _region_value(value: str, token: str) -> str:
+    """One region, `any`, or a comma-separated list (canonical: no spaces, no repeats)."""
+    value = value.strip().lower()
+    if value == ANY_REGION:
+        return value
+    names = list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    if not names or not all(_REGION_NAME_RE.fullmatch(n) for n in names):
+        raise _bad("region", token)
+    if len(names) > MAX_SEARCHED_REGIONS:
+        raise RequestSyntaxError(
+            f"{len(names)} regions is too many to search at once",
+            token=token,
+            accepted=f"up to {MAX_SEARCHED_REGIONS} regions, or region=any",
+        )
+    return ",".join(names)

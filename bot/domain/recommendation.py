@@ -28,6 +28,19 @@ class Recommendation(BaseModel):
     kind: OptionKind | None
     reasons: list[str]
     warnings: list[str] = []
+    region: str | None = None  # set when several regions were searched
+
+
+class RegionQuote(BaseModel):
+    """One region's answer when several were searched."""
+
+    model_config = ConfigDict(frozen=True)
+
+    region: str
+    recommended: OptionKind | None
+    total_usd: float | None
+    start: datetime | None  # of the recommended offering, if it is a reservation
+    options: list[Option]
 
 
 class Quote(BaseModel):
@@ -37,6 +50,7 @@ class Quote(BaseModel):
     quoted_at: datetime
     options: list[Option]
     recommendation: Recommendation
+    regions: list[RegionQuote] = []  # every region searched, when there were several
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)

@@ -50,6 +50,19 @@ class IncompleteRequest(ValueError):
         super().__init__("missing " + ", ".join(missing))
 
 
+# `region=any`: every region where the type is sold and a block or plan may be.
+ANY_REGION = "any"
+
+
+def searched_regions(region: str) -> tuple[str, ...] | None:
+    """The regions a `region` value asks to search: None for one region, () for any."""
+    if region == ANY_REGION:
+        return ()
+    if "," in region:
+        return tuple(dict.fromkeys(r.strip() for r in region.split(",") if r.strip()))
+    return None
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -64,7 +64,14 @@ class QuoteJobs:
             if r.state is not State.DRAFT:
                 return None
             new = r.model_copy(
-                update={"state": State.QUOTED, "quote": quote, "updated_at": self.clock.now()}
+                # The quote's request: with region=any it names the region chosen, the
+                # one the offerings shown (and bought) are in.
+                update={
+                    "state": State.QUOTED,
+                    "quote": quote,
+                    "request": quote.request,
+                    "updated_at": self.clock.now(),
+                }
             )
             kind = quote.recommendation.kind
             return Change(new, "quoted", BOT, f"recommended {kind.value if kind else 'nothing'}")

@@ -1,12 +1,27 @@
-"""Quote a request: fetch the market for it, then compare and recommend."""
+"""Quote a request: fetch the market for it, then compare and recommend.
+
+A request may name one region, several (`region=a,b`) or `region=any`: each region is
+quoted at once and `choose_region` recommends one. Region names are checked against the
+partition's regions, and the type against what each region sells, before anything is
+asked of the market.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.domain.catalog import Catalog
-from bot.domain.grammar import parse_request
-from bot.domain.recommendation import Quote, build_quote
-from bot.domain.request import CapacityRequest, RequestDraft
+from bot.domain.comparison import assess_options
+from bot.domain.grammar import RequestSyntaxError, parse_request
+from bot.domain.market import MarketSnapshot
+from bot.domain.recommendation import Quote, Recommendation, build_quote
+from bot.domain.regions import choose_region
+from bot.domain.request import CapacityRequest, RequestDraft, searched_regions
 from bot.services.ports import Clock, MarketData
+
+# Searched for `region=any` when the catalog names fewer regions for a type.
+BROAD_REGIONS = ("us-east-1", "us-east-2", "us-west-2")
+_SOURCES = ("on-demand", "sagemaker-on-demand", "spot", "capacity-block", "training-plan")
 
 
 class QuoteService:
@@ -23,13 +38,95 @@ class QuoteService:
         return parse_request(text, now=self.clock.now(), catalog=self.catalog)
 
     def complete(self, draft: RequestDraft) -> CapacityRequest:
-        """The full request; raises `IncompleteRequest` naming what is missing."""
-        return draft.complete(self.default_region)
+        """The full request; raises `IncompleteRequest` naming what is missing, or
+        `RequestSyntaxError` for a region AWS does not have (naming the ones it has)."""
+        request = draft.complete(self.default_region)
+        known = self.market.regions()
+        names = searched_regions(request.region)
+        for name in (request.region,) if names is None else names:
+            if name not in known:
+                raise RequestSyntaxError(
+                    f'"{name}" is not an AWS region',
+                    token=name,
+                    accepted=", ".join(known) + "; several as region=us-east-1,us-west-2, "
+                    "or region=any",
+                )
+        return request
+
+    def check_sold(self, request: CapacityRequest) -> None:
+        """`RequestSyntaxError` when no region asked for sells the type (for callers that
+        refuse before quoting, such as the CLI)."""
+        _sold, refused = self._sold_regions(request)
+        if not _sold:
+            raise RequestSyntaxError(refused[0], accepted=self._where_to_look(request))
 
     def quote(self, request: CapacityRequest) -> Quote:
         now = self.clock.now()
-        snapshot = self.market.snapshot(request, now)
-        return build_quote(request, snapshot, self.catalog, now)
+        sold, refused = self._sold_regions(request)
+        if not sold:
+            reason = f"{refused[0]}; {self._where_to_look(request)}"
+            return _refused(request, reason, self.catalog, now)
+        if searched_regions(request.region) is None:
+            return build_quote(request, self.market.snapshot(request, now), self.catalog, now)
+        asked = [request.model_copy(update={"region": region}) for region in sold]
+        snapshots = self.market.snapshots(asked, now)
+        quotes = [
+            build_quote(one, snapshot, self.catalog, now)
+            for one, snapshot in zip(asked, snapshots, strict=True)
+        ]
+        return choose_region(quotes, refused)
 
     def quote_text(self, text: str) -> Quote:
         return self.quote(self.complete(self.parse(text)))
+
+    def _candidates(self, request: CapacityRequest) -> tuple[str, ...]:
+        names = searched_regions(request.region)
+        if names is None:
+            return (request.region,)
+        if names:
+            return names
+        instance = self.catalog.instance(request.instance_type)
+        listed = (
+            self.default_region,
+            *instance.capacity_blocks.regions,
+            *instance.training_plans.regions,
+        )
+        if len(set(listed)) < len(BROAD_REGIONS):
+            listed += BROAD_REGIONS
+        known = set(self.market.regions())
+        return tuple(r for r in dict.fromkeys(listed) if r in known)
+
+    def _sold_regions(self, request: CapacityRequest) -> tuple[list[str], list[str]]:
+        """The candidate regions that sell the type (or could not tell), and a line for
+        each that does not."""
+        sold: list[str] = []
+        refused: list[str] = []
+        for region in self._candidates(request):
+            if self.market.offered_in(request.instance_type, region) is False:
+                refused.append(
+                    f"{request.instance_type} is not sold in {region} "
+                    "(EC2 DescribeInstanceTypeOfferings)"
+                )
+            else:
+                sold.append(region)
+        return sold, refused
+
+    def _where_to_look(self, request: CapacityRequest) -> str:
+        instance = self.catalog.instance(request.instance_type)
+        listed = dict.fromkeys(
+            (*instance.capacity_blocks.regions, *instance.training_plans.regions)
+        )
+        if listed:
+            return f"regions the catalog lists for it: {', '.join(listed)}, or region=any"
+        return "another region, or region=any"
+
+
+def _refused(request: CapacityRequest, reason: str, catalog: Catalog, now: datetime) -> Quote:
+    """A quote that asks the market nothing: every option carries the same reason."""
+    snapshot = MarketSnapshot(errors=dict.fromkeys(_SOURCES, reason))
+    return Quote(
+        request=request,
+        quoted_at=now,
+        options=assess_options(request, snapshot, catalog, now),
+        recommendation=Recommendation(kind=None, reasons=[reason]),
+    )

@@ -131,7 +131,7 @@ def test_complete_fills_defaults() -> None:
         ("colour=blue", '"colour"', "count="),
         ("env=kubernetes", '"env=kubernetes"', "ec2 or sagemaker"),
         ("ec2 ml.p5.48xlarge", '"ml.p5.48xlarge"', "SageMaker"),
-        ("region=mars", '"region=mars"', "us-east-1"),
+        ("region=mars_1", '"region=mars_1"', "region=any"),
     ],
 )
 def test_errors_quote_the_token_and_list_what_is_accepted(

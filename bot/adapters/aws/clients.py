@@ -10,6 +10,7 @@ import boto3
 from botocore.config import Config
 
 from bot.adapters.aws.market import AwsClients
+from bot.adapters.aws.regions import UnknownRegion, partition_regions
 from bot.config import Settings
 from bot.domain.market import Origin
 from bot.services.ports import Clock
@@ -28,11 +29,12 @@ RETRIES = Config(
 def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClients]:
     """region -> clients, created once per region and shared (boto3 clients are
     thread-safe; sessions are not, so each factory owns its session)."""
+    known = partition_regions(settings.aws_region)
     if settings.sandbox:
         from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
 
         market = SandboxMarket(clock=clock)
-        return _cached(lambda region: sandbox_clients(market, region))
+        return _cached(lambda region: sandbox_clients(market, region), known)
     session = boto3.session.Session()
     lock = threading.Lock()
 
@@ -45,7 +47,7 @@ def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClie
                 origin=Origin.LIVE,
             )
 
-    return _cached(live)
+    return _cached(live, known)
 
 
 def live_client(session: boto3.session.Session, service: str, region: str) -> Any:
@@ -57,11 +59,17 @@ def live_client(session: boto3.session.Session, service: str, region: str) -> An
     return session.client(service, region_name=region, config=RETRIES)  # type: ignore[call-overload]
 
 
-def _cached(make: Callable[[str], AwsClients]) -> Callable[[str], AwsClients]:
+def _cached(
+    make: Callable[[str], AwsClients], known: tuple[str, ...]
+) -> Callable[[str], AwsClients]:
+    """Clients are made once per region, and only for the partition's regions: a region
+    string a user typed never becomes a client (or a DNS lookup) of its own."""
     made: dict[str, AwsClients] = {}
     lock = threading.Lock()
 
     def get(region: str) -> AwsClients:
+        if region not in known:
+            raise UnknownRegion(f"{region} is not an AWS region of this partition")
         with lock:
             if region not in made:
                 made[region] = make(region)

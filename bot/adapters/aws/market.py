@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from bot.adapters.aws.regions import UnknownRegion, partition_regions
 from bot.domain import offering_rules as rules
 from bot.domain.catalog import Catalog, InstanceType, PriceKind
 from bot.domain.market import (
@@ -49,6 +51,8 @@ SPOT_LOOKBACK = timedelta(hours=3)
 # Every lookup of a quote (all regions searched) is answered within this, or goes without:
 # one lookup alone can take two minutes with retries.
 LOOKUP_TIMEOUT = timedelta(seconds=40)
+# Which types a region sells changes rarely.
+OFFERED_TTL = timedelta(hours=6)
 # Price list dimensions billed per instance-hour. Other units on the same product (such as
 # a training plan's upfront fee, unit "Quantity") are not an hourly rate.
 HOURLY_UNITS = frozenset({"hrs", "hr", "hour", "hours"})
@@ -96,8 +100,12 @@ class AwsMarket:
         price_ttl: timedelta = timedelta(minutes=15),
         max_workers: int = 16,
         timeout: timedelta = LOOKUP_TIMEOUT,
+        home_region: str = "us-east-1",
     ) -> None:
         self._clients_for = clients_for
+        self._regions = partition_regions(home_region)
+        self._sold: dict[tuple[str, str], tuple[bool, float]] = {}
+        self._sold_lock = threading.Lock()
         self._catalog = catalog
         self._cache = cache or NoCache()
         self._ttl = price_ttl
@@ -107,8 +115,47 @@ class AwsMarket:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
+    def regions(self) -> tuple[str, ...]:
+        """The regions of the partition the bot runs in."""
+        return self._regions
+
+    def offered_in(self, instance_type: str, region: str) -> bool | None:
+        """Whether EC2 sells the type in the region (DescribeInstanceTypeOfferings,
+        cached); None when it could not be told."""
+        self._known(region)
+        key = (instance_type, region)
+        with self._sold_lock:
+            hit = self._sold.get(key)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[0]
+        try:
+            pages = (
+                self._clients_for(region)
+                .ec2.get_paginator("describe_instance_type_offerings")
+                .paginate(
+                    LocationType="region",
+                    Filters=[{"Name": "instance-type", "Values": [instance_type]}],
+                )
+            )
+            sold = any(
+                o.get("InstanceType") == instance_type
+                for page in pages
+                for o in page.get("InstanceTypeOfferings", [])
+            )
+        except (ClientError, BotoCoreError) as exc:
+            log.warning("DescribeInstanceTypeOfferings in %s failed: %s", region, exc)
+            return None
+        with self._sold_lock:
+            self._sold[key] = (sold, time.monotonic() + OFFERED_TTL.total_seconds())
+        return sold
+
     def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
         return self.snapshots([request], now)[0]
+
+    def _known(self, region: str) -> None:
+        """No client is made for a region string AWS does not have."""
+        if region not in self._regions:
+            raise UnknownRegion(f"{region} is not an AWS region of this partition")
 
     def snapshots(self, requests: Sequence[CapacityRequest], now: datetime) -> list[MarketSnapshot]:
         """One snapshot per request (one per region searched), every lookup of every
@@ -160,6 +207,7 @@ class AwsMarket:
 
     def calls(self, request: CapacityRequest, now: datetime) -> dict[str, Callable[[], Any]]:
         """The independent lookups one quote makes, by the snapshot field they fill."""
+        self._known(request.region)
         clients = self._clients_for(request.region)
         instance = self._catalog.instance(request.instance_type)
         return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -11,6 +12,18 @@ from bot.domain.request import CapacityRequest
 
 class MarketData(Protocol):
     def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot: ...
+
+    def snapshots(self, requests: Sequence[CapacityRequest], now: datetime) -> list[MarketSnapshot]:
+        """One snapshot per request, fetched at the same time (one request per region)."""
+        ...
+
+    def regions(self) -> tuple[str, ...]:
+        """The AWS regions of the partition the bot runs in."""
+        ...
+
+    def offered_in(self, instance_type: str, region: str) -> bool | None:
+        """Whether the region sells the type; None when that could not be told."""
+        ...
 
 
 class PriceCache(Protocol):

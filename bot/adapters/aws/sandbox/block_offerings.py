@@ -16,6 +16,7 @@ from bot.adapters.aws.sandbox.times import (
     next_boundary,
     parse_time,
 )
+from bot.adapters.aws.sandbox.zones import regional_usd
 from bot.domain.catalog import PriceKind, UnknownInstanceType
 from bot.domain.offering_rules import (
     CB_MAX_INSTANCES_PER_BLOCK,
@@ -112,8 +113,8 @@ class BlockOfferings:
         if price is None:
             return None
         zone = pick_zone(zones, instance_type, start.date().isoformat())
-        usd_per_hour = price.usd_per_hour * self._m.conditions.price_factor
-        fee = upfront_fee(usd_per_hour, start, end, count)
+        usd = regional_usd(price.usd_per_hour, price.region, region)
+        fee = upfront_fee(usd * self._m.conditions.price_factor, start, end, count)
         return BlockOffer(instance_type, zone, count, start, end, fee)
 
 

@@ -15,6 +15,7 @@ from bot.adapters.aws.sandbox.conditions import MarketConditions, PurchaseFailur
 from bot.adapters.aws.sandbox.errors import SandboxError
 from bot.adapters.aws.sandbox.extensions import Extensions
 from bot.adapters.aws.sandbox.hosting import DEMO_MODELS, Hosting, HostingTimes
+from bot.adapters.aws.sandbox.instance_types import InstanceTypeOfferings
 from bot.adapters.aws.sandbox.leftovers import Leftovers
 from bot.adapters.aws.sandbox.parts import MarketParts
 from bot.adapters.aws.sandbox.plan_offerings import PlanOfferings
@@ -74,6 +75,7 @@ class SandboxMarket:
         spot, price_list = SpotPrices(parts), PriceList(parts)
         hosting = Hosting(parts, hosting_times, models)
         hosting_routes = hosting.routes()
+        instance_types = InstanceTypeOfferings(parts)
         self.leftovers = leftovers = Leftovers(parts, hosting)
         extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
         reservations = CapacityReservations(parts)
@@ -90,6 +92,7 @@ class SandboxMarket:
                 "DescribeCapacityBlocks": blocks.describe_blocks,
                 "DescribeCapacityReservations": blocks.describe_reservations,
                 "DescribeSpotPriceHistory": spot.history,
+                "DescribeInstanceTypeOfferings": instance_types.describe,
                 "DescribeInstances": leftovers.describe_instances,
                 "TerminateInstances": leftovers.terminate_instances,
                 "CreateCapacityReservation": reservations.create,

@@ -16,6 +16,7 @@ from bot.adapters.aws.sandbox.offers import (
 )
 from bot.adapters.aws.sandbox.parts import MarketParts
 from bot.adapters.aws.sandbox.times import hours_and_minutes, next_boundary, parse_time
+from bot.adapters.aws.sandbox.zones import regional_usd
 from bot.domain.catalog import PriceKind, UnknownInstanceType
 from bot.domain.offering_rules import (
     CB_MAX_DAYS_BY_DAY,
@@ -78,6 +79,7 @@ class PlanOfferings:
         price = self._m.catalog.price(PriceKind.TRAINING_PLAN, instance_type, region)
         if price is None:
             return []
+        usd = regional_usd(price.usd_per_hour, price.region, region)
         found: list[PlanOffer] = []
         for start in _starts(earliest, self._m.clock.now()):
             parts = _split(instance_type, zones, start, hours // 24)
@@ -87,8 +89,7 @@ class PlanOfferings:
             if not self._m.conditions.available(instance_type, start, end, count):
                 continue
             # The parts are consecutive, so the plan's fee covers start to end.
-            usd_per_hour = price.usd_per_hour * self._m.conditions.price_factor
-            fee = upfront_fee(usd_per_hour, start, end, count)
+            fee = upfront_fee(usd * self._m.conditions.price_factor, start, end, count)
             found.append(PlanOffer(instance_type, count, parts, fee, targets))
             if len(found) == OFFERINGS_PER_SEARCH:
                 break

@@ -13,7 +13,7 @@ from typing import Any
 from bot.adapters.aws.sandbox.errors import SandboxError
 from bot.adapters.aws.sandbox.pagination import paginate
 from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.zones import region_location, usage_prefix
+from bot.adapters.aws.sandbox.zones import region_location, regional_usd, usage_prefix
 from bot.domain.catalog import CatalogPrice, InstanceType, PriceKind
 
 # The Pricing API lists each EC2 type once per capacity status; a caller that forgets the
@@ -124,7 +124,9 @@ class PriceList:
             for region in self._m.zones:
                 price = catalog.price(kind, name, region)
                 if price is not None:
-                    found.append((catalog.instance(name), region, price))
+                    usd = regional_usd(price.usd_per_hour, price.region, region)
+                    here = price.model_copy(update={"usd_per_hour": usd, "region": region})
+                    found.append((catalog.instance(name), region, here))
         return found
 
 

@@ -10,7 +10,7 @@ from bot.adapters.aws.sandbox.errors import ec2_bad_token, ec2_dry_run
 from bot.adapters.aws.sandbox.filters import ec2_filter
 from bot.adapters.aws.sandbox.pagination import paginate
 from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.zones import zone_id
+from bot.adapters.aws.sandbox.zones import regional_usd, zone_id
 from bot.domain.catalog import PriceKind
 
 _SPOT_PRODUCTS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
@@ -54,7 +54,8 @@ class SpotPrices:
             if price is None:
                 continue
             for zone in zones:
-                usd = f"{price.usd_per_hour * _spread(zone, instance_type):.6f}"
+                here = regional_usd(price.usd_per_hour, price.region, region)
+                usd = f"{here * _spread(zone, instance_type):.6f}"
                 entries += [
                     {
                         "AvailabilityZone": zone,

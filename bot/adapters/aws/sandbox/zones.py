@@ -21,6 +21,27 @@ DEFAULT_ZONES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
+# How far each region's prices sit from us-east-1's: the catalog has most figures for one
+# region only, and a search across regions needs them to differ as AWS's do.
+_PRICE_FACTORS = {
+    "us-east-1": 1.0,
+    "us-east-2": 0.97,
+    "us-west-2": 1.03,
+    "ap-northeast-1": 1.21,
+    "ap-south-1": 1.09,
+    "eu-north-1": 1.06,
+    "eu-west-2": 1.14,
+}
+
+
+def regional_usd(usd: float, figure_region: str, region: str) -> float:
+    """A catalog figure for `figure_region`, as the sandbox prices it in `region`."""
+    if figure_region == region:
+        return usd
+    factor = _PRICE_FACTORS.get(region, 1.0) / _PRICE_FACTORS.get(figure_region, 1.0)
+    return round(usd * factor, 4)
+
+
 # The Pricing API's `location` attribute.
 _LOCATIONS = {
     "us-east-1": "US East (N. Virginia)",
