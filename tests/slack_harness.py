@@ -38,6 +38,9 @@ APPROVAL_CHANNEL = "C0APPROVALS"
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 resets connections when twenty clicks arrive at
+    # once on a busy machine; Slack's own front would queue them.
+    request_queue_size = 128
 
 
 class _QuietHandler(WSGIRequestHandler):

@@ -68,6 +68,12 @@ def dm_channel(channel: str) -> str:
     return "D" + channel[1:] if channel.startswith(("U", "W")) else channel
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The default backlog of 5 resets connections when many workers post at once.
+    request_queue_size = 128
+
+
 @dataclass
 class LocalSlackApi:
     groups: dict[str, list[str]] = field(default_factory=dict)  # user group id -> members
@@ -99,8 +105,7 @@ class LocalSlackApi:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(
             target=self.server.serve_forever, name="local-slack-api", daemon=True
         )
