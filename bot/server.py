@@ -1,22 +1,41 @@
-"""Serving the Bolt app: HTTP on a production WSGI server (gunicorn, gthread), or Socket
-Mode; both answer GET /healthz for container health checks.
+"""Serving the Bolt app: HTTP under gunicorn (process management) with waitress in each
+worker process, or Socket Mode; both answer GET /healthz for container health checks.
 
-Bolt's own `app.start()` serves one request at a time, which on a busy or slow machine
-pushes acks towards Slack's 3-second limit; gunicorn's threaded worker does not.
+Why waitress inside gunicorn: gunicorn's gthread worker reads a request on one of its
+threads, so a client that sends its body a byte at a time holds that thread; 20 of them
+stopped a 16-thread worker. Waitress reads requests on one asynchronous I/O thread and
+hands a thread only a complete request, refusing a body over `MAX_BODY_BYTES` from its
+Content-Length before reading it. Gunicorn keeps what it does well: worker processes,
+restarts, graceful shutdown.
+
+In front of Bolt (`wsgi_app`): size, signature and shape are checked first (413, 401,
+400: see `bot.adapters.slack.inbound`), a replayed signature is dropped, and a request
+Bolt cannot answer within `ACK_DEADLINE` (a hung Redis) gets an answer saying so.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
+from bot.adapters.slack.inbound import (
+    MAX_AGE_SECONDS,
+    MAX_BODY_BYTES,
+    Refusal,
+    check_payload,
+    check_signature,
+)
 from bot.after_ack import AfterAck
 
 if TYPE_CHECKING:
@@ -25,35 +44,216 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
+# Slack waits 3 s for an ack; what is not answered by then is answered as unavailable.
+ACK_DEADLINE = 2.5
+HEALTH_DEADLINE = 1.0
+# A signature verifies for 5 minutes either side of its timestamp: remember it that long.
+REPLAY_WINDOW_SECONDS = 2 * MAX_AGE_SECONDS + 60
+UNAVAILABLE = (
+    ":warning: gpu-bot could not reach its database in time to take this (Slack allows 3 "
+    "seconds). It may not have been saved: look with `/gpu status` in a minute and try again."
+)
 
 HealthCheck = Callable[[], bool]
+FirstSighting = Callable[[str, int], bool]  # (key, seconds to remember) -> first time?
+WsgiResult = tuple[str, list[tuple[str, str]], bytes]
 
 
 def wsgi_app(
-    app: App, healthy: HealthCheck, after_ack: AfterAck | None = None
+    app: App,
+    healthy: HealthCheck,
+    after_ack: AfterAck | None = None,
+    signing_secret: str | None = None,
+    first_sighting: FirstSighting | None = None,
+    ack_deadline: float = ACK_DEADLINE,
 ) -> Callable[..., Iterable[bytes]]:
     """Slack requests on /slack/events, health on /healthz, 404 elsewhere. With
-    `after_ack`, work a listener hands off starts once its response is written."""
+    `after_ack`, work a listener hands off starts once its response is written. With
+    `signing_secret`, requests are checked here before Bolt (which checks again); with
+    `first_sighting`, a signature seen before is dropped (Slack signatures carry no
+    nonce: a captured request verifies for 5 minutes)."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") == HEALTH_PATH:
-            ok = _safe(healthy)
-            body = json.dumps({"ok": ok}).encode()
-            status = "200 OK" if ok else "503 Service Unavailable"
-            start_response(status, [("Content-Type", "application/json")])
-            return [body]
-        if after_ack is None:
-            return slack(environ, start_response)
-        held = after_ack.hold()
-        try:
-            response = slack(environ, start_response)
-        except BaseException:
-            after_ack.release(held)
-            raise
-        return _ThenRelease(response, lambda: after_ack.release(held))
+        path = environ.get("PATH_INFO")
+        if path == HEALTH_PATH:
+            ok = _within(HEALTH_DEADLINE, healthy) is True
+            return _answer(start_response, 200 if ok else 503, {"ok": ok})
+        if path != EVENTS_PATH:
+            return _answer(start_response, 404, {"error": "not found"})
+        if environ.get("REQUEST_METHOD") != "POST":
+            return _answer(start_response, 405, {"error": "POST only"})
+        body, refused = _read_body(environ)
+        if refused is None and signing_secret is not None:
+            refused = check_signature(
+                signing_secret,
+                environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP"),
+                environ.get("HTTP_X_SLACK_SIGNATURE"),
+                body,
+                time.time(),
+            ) or check_payload(str(environ.get("CONTENT_TYPE", "")), body)
+        if refused is not None:
+            log.warning("refused a request on %s: %s %s", path, refused.status, refused.reason)
+            return _answer(start_response, refused.status, {"error": refused.reason})
+        signature = str(environ.get("HTTP_X_SLACK_SIGNATURE", ""))
+
+        def dispatch() -> WsgiResult:
+            seen = first_sighting
+            if seen and signature and not seen(f"sig:{signature}", REPLAY_WINDOW_SECONDS):
+                log.warning("dropped a replayed request (signature seen before)")
+                return "200 OK", [("Content-Type", "text/plain")], b""
+            inner = dict(environ)
+            inner["wsgi.input"] = io.BytesIO(body)
+            inner["CONTENT_LENGTH"] = str(len(body))
+            return _collect(slack, inner)
+
+        release = _nothing
+        if after_ack is not None:
+            held = after_ack.hold()
+            release = lambda: after_ack.release(held)  # noqa: E731
+        call = _Call(dispatch)
+        result = call.wait(ack_deadline)
+        if result is None:
+            # Too late for Slack: answer now, start the held work whenever Bolt is done.
+            call.then(release)
+            log.warning("no ack within %.1f s (is Redis answering?)", ack_deadline)
+            status, headers, payload = _unavailable(str(environ.get("CONTENT_TYPE", "")), body)
+            start_response(status, headers)
+            return [payload]
+        if isinstance(result, BaseException):
+            release()
+            raise result
+        status, headers, payload = result
+        start_response(status, headers)
+        return _ThenRelease([payload], release)
 
     return application
+
+
+def _nothing() -> None:
+    return None
+
+
+def _read_body(environ: WSGIEnvironment) -> tuple[bytes, Refusal | None]:
+    """The body, read only when its declared length is one Slack could send."""
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return b"", Refusal(400, "Content-Length is not a number")
+    if length > MAX_BODY_BYTES:
+        return b"", Refusal(413, f"body over {MAX_BODY_BYTES} bytes")
+    body = environ["wsgi.input"].read(length) if length > 0 else b""
+    if len(body) < length:
+        return b"", Refusal(400, "body shorter than its Content-Length")
+    return body, None
+
+
+def _answer(start_response: StartResponse, status: int, data: dict[str, Any]) -> list[bytes]:
+    reasons = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+    reasons |= {405: "Method Not Allowed", 413: "Payload Too Large", 503: "Service Unavailable"}
+    start_response(f"{status} {reasons[status]}", [("Content-Type", "application/json")])
+    return [json.dumps(data).encode()]
+
+
+def _collect(wsgi: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> WsgiResult:
+    """Run a WSGI app to completion, keeping its status, headers and body."""
+    started: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], *_: Any) -> Any:
+        started[:] = [status, headers]
+        return lambda _data: None
+
+    chunks = wsgi(environ, start_response)
+    try:
+        payload = b"".join(chunks)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+    return started[0], started[1], payload
+
+
+@dataclass
+class _Call:
+    """`fn` on its own thread, waited for with a deadline: a request stuck on a hung
+    Redis keeps its thread, not the caller, past Slack's 3 seconds."""
+
+    fn: Callable[[], Any]
+    _on_done: Callable[[], None] | None = None
+    _result: list[Any] = field(default_factory=list)
+    _done: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        threading.Thread(target=self._run, name="slack-dispatch", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._result.append(self.fn())
+        except BaseException as exc:
+            self._result.append(exc)
+        finally:
+            with self._lock:
+                self._done.set()
+                then = self._on_done
+            if then is not None:
+                then()
+
+    def then(self, fn: Callable[[], None]) -> None:
+        """Run `fn` once the call is over (now, if it is)."""
+        with self._lock:
+            if not self._done.is_set():
+                self._on_done = fn
+                return
+        fn()
+
+    def wait(self, seconds: float) -> Any:
+        if not self._done.wait(seconds):
+            return None
+        return self._result[0]
+
+
+def _within(seconds: float, check: HealthCheck) -> bool | None:
+    """The check's answer, False when it fails, None when it takes longer than `seconds`."""
+
+    def safe() -> bool:
+        return _safe(check)
+
+    result = _Call(safe).wait(seconds)
+    return result if isinstance(result, bool) else None
+
+
+def _unavailable(content_type: str, body: bytes) -> WsgiResult:
+    """An ack that says the request could not be taken: as the reply to a command, as an
+    error on a form (which stays open, as typed), or to a click's response_url."""
+    plain = [("Content-Type", "application/json")]
+    if content_type.startswith("application/json"):
+        return "200 OK", plain, b""
+    fields = {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
+    if "command" in fields:
+        reply = {"response_type": "ephemeral", "text": UNAVAILABLE}
+        return "200 OK", plain, json.dumps(reply).encode()
+    payload = json.loads(fields.get("payload") or "{}")
+    if payload.get("type") == "view_submission":
+        blocks = list(payload.get("view", {}).get("state", {}).get("values", {}))
+        if blocks:
+            errors = {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
+            return "200 OK", plain, json.dumps(errors).encode()
+    url = payload.get("response_url")
+    if isinstance(url, str) and url:
+        threading.Thread(target=_tell, args=(url,), name="tell-unavailable", daemon=True).start()
+    return "200 OK", plain, b""
+
+
+def _tell(response_url: str) -> None:
+    from slack_sdk.webhook import WebhookClient
+
+    try:
+        WebhookClient(response_url, timeout=5).send(
+            text=UNAVAILABLE, response_type="ephemeral", replace_original=False
+        )
+    except Exception as exc:  # it is only a courtesy; the log says why it failed
+        log.warning("could not say the store is unavailable: %s", exc)
 
 
 class _ThenRelease:
@@ -79,9 +279,16 @@ class _ThenRelease:
 def _safe(check: HealthCheck) -> bool:
     try:
         return check()
-    except Exception:
-        log.exception("health check failed")
+    except Exception as exc:
+        log.warning("health check failed: %s", exc)
         return False
+
+
+# Waitress, per worker process. Slow or idle connections cost a socket, not a thread;
+# this many may be open at once (the container's open-file limit must allow it).
+CONNECTION_LIMIT = 1000
+# A connection that sends nothing for this long is closed.
+CHANNEL_TIMEOUT = 30
 
 
 def serve_http(
@@ -92,7 +299,8 @@ def serve_http(
     workers: int = 1,
     on_worker_exit: Callable[[], None] | None = None,
 ) -> None:
-    """Run the WSGI app under gunicorn: `workers` gthread processes of `threads` each.
+    """Run the WSGI app: gunicorn with `workers` processes, each serving with waitress
+    on `threads` threads (see the module doc for why).
 
     `make_application` runs inside each worker process, after gunicorn forks, so the
     store, thread pools and the job worker live where the requests are served (a
@@ -101,12 +309,14 @@ def serve_http(
     """
     from gunicorn.app.base import BaseApplication
 
+    from bot.waitress_worker import WaitressWorker
+
     class _Gunicorn(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             settings = {
                 "bind": f"{host}:{port}",
                 "workers": workers,
-                "worker_class": "gthread",
+                "worker_class": WaitressWorker,
                 "threads": threads,
                 "timeout": 30,
                 "graceful_timeout": 20,

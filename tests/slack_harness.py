@@ -121,7 +121,13 @@ class BotUnderTest:
         self.server = make_server(
             "127.0.0.1",
             0,
-            wsgi_app(self.app, store.ping, self.services.after_ack),
+            wsgi_app(
+                self.app,
+                store.ping,
+                self.services.after_ack,
+                signing_secret=SECRET,
+                first_sighting=store.first_sighting,
+            ),
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,
         )

@@ -140,7 +140,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     def make_application() -> Any:
         services, app = start()
-        return server.wsgi_app(app, services.store.ping, services.after_ack)
+        secret = settings.slack_signing_secret
+        return server.wsgi_app(
+            app,
+            services.store.ping,
+            services.after_ack,
+            signing_secret=secret.get_secret_value() if secret else None,
+            first_sighting=services.store.first_sighting,
+        )
 
     server.serve_http(
         make_application,

@@ -98,6 +98,10 @@ class RedisStore:
     def ping(self) -> bool:
         return bool(self.redis.ping())
 
+    def first_sighting(self, key: str, seconds: int) -> bool:
+        """True the first time `key` is seen in `seconds` (a replayed request: False)."""
+        return bool(self.redis.set(self.key("seen", key), "1", nx=True, ex=seconds))
+
     # --- requests ---------------------------------------------------------------------
 
     def next_id(self) -> str:

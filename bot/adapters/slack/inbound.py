@@ -1,0 +1,155 @@
+"""What comes in on /slack/events, checked before Bolt sees it.
+
+Bolt trusts the shape of a verified payload: a signed body that is not UTF-8, not JSON
+where JSON belongs, nested without end, or missing what every listener reads (a slash
+command's user_id, a click's actions) makes it raise, and the caller gets a 500 and the
+log a traceback. Here such a body gets a 400 with one line saying what is wrong, and an
+unsigned or stale one a 401, before anything is parsed for Bolt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+# Slack's largest payload is a view submission: a modal of up to 100 blocks (views.open
+# takes 250 kB) and its state, form-encoded. A megabyte is well above that.
+MAX_BODY_BYTES = 1_000_000
+# Slack refuses requests older than five minutes; Bolt does the same.
+MAX_AGE_SECONDS = 300
+# Slack's payloads nest about 10 deep (view -> blocks -> element -> options -> text).
+MAX_DEPTH = 40
+
+
+@dataclass(frozen=True)
+class Refusal:
+    status: int  # 400 or 401
+    reason: str  # one line for the log and the caller
+
+
+def check_signature(
+    secret: str, timestamp: str | None, signature: str | None, body: bytes, now: float
+) -> Refusal | None:
+    """None when the request is Slack's: signed with our secret and under 5 minutes old."""
+    if not timestamp or not signature:
+        return Refusal(401, "unsigned")
+    base = b"v0:" + timestamp.encode("latin-1", "replace") + b":" + body
+    expected = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected.encode(), signature.encode("latin-1", "replace")):
+        return Refusal(401, "bad signature")
+    try:
+        sent = int(timestamp)
+    except ValueError:
+        return Refusal(400, "signed, but the timestamp is not a number")
+    if abs(now - sent) > MAX_AGE_SECONDS:
+        return Refusal(401, "stale timestamp")
+    return None
+
+
+def check_payload(content_type: str, body: bytes) -> Refusal | None:
+    """None when the (signed) body has the shape Bolt and our listeners read."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return _bad("the body is not UTF-8")
+    if content_type.split(";")[0].strip().lower() == "application/json":
+        data, problem = _json(text, "the body")
+        if problem:
+            return _bad(problem)
+        return _bad_event(data)
+    try:
+        form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
+    except ValueError as exc:
+        return _bad(f"the form does not parse: {exc}")
+    fields = {k: v[0] for k, v in form.items()}
+    if "payload" in fields:
+        data, problem = _json(fields["payload"], "payload")
+        if problem:
+            return _bad(problem)
+        return _bad_interaction(data)
+    if "command" in fields:
+        missing = [k for k in ("command", "user_id", "team_id") if not fields.get(k)]
+        return _bad(f"a slash command without {', '.join(missing)}") if missing else None
+    if "ssl_check" in fields:
+        return None
+    return _bad("neither a slash command, an interaction nor an event")
+
+
+def _bad(reason: str) -> Refusal:
+    return Refusal(400, reason)
+
+
+def _json(text: str, what: str) -> tuple[Any, str | None]:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, f"{what} is not JSON"
+    if not isinstance(data, dict):
+        return None, f"{what} is not a JSON object"
+    if _depth(data) > MAX_DEPTH:
+        return None, f"{what} nests deeper than {MAX_DEPTH} levels"
+    return data, None
+
+
+def _depth(data: Any) -> int:
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        if isinstance(node, dict):
+            stack += [(v, depth + 1) for v in node.values()]
+        elif isinstance(node, list):
+            stack += [(v, depth + 1) for v in node]
+    return deepest
+
+
+def _bad_event(data: dict[str, Any]) -> Refusal | None:
+    kind = data.get("type")
+    if kind == "url_verification":
+        return None if isinstance(data.get("challenge"), str) else _bad("no challenge")
+    if kind == "event_callback":
+        event = data.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return _bad("event_callback without an event object")
+        return None
+    return _bad(f"unknown event envelope type {str(kind)[:40]!r}")
+
+
+def _bad_interaction(data: dict[str, Any]) -> Refusal | None:
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        return _bad("payload without a type")
+    user = data.get("user")
+    if not isinstance(user, dict) or not isinstance(user.get("id"), str) or not user["id"]:
+        return _bad("payload without a user object with an id")
+    if not isinstance(data.get("team"), dict | None):
+        return _bad("team is not an object")
+    if kind == "block_actions":
+        actions = data.get("actions")
+        if not isinstance(actions, list) or not actions:
+            return _bad("a click without actions")
+        for action in actions:
+            if not isinstance(action, dict) or not isinstance(action.get("action_id"), str):
+                return _bad("an action that is not an object with an action_id")
+        for key in ("container", "view", "message", "channel"):
+            if not isinstance(data.get(key), dict | None):
+                return _bad(f"{key} is not an object")
+    if kind in ("view_submission", "view_closed"):
+        view = data.get("view")
+        if not isinstance(view, dict) or not isinstance(view.get("callback_id"), str):
+            return _bad("a view submission without a view object and its callback_id")
+        state = view.get("state", {})
+        if not isinstance(state, dict) or not isinstance(state.get("values", {}), dict):
+            return _bad("view.state.values is not an object")
+        for block in state.get("values", {}).values():
+            if not isinstance(block, dict) or not all(isinstance(e, dict) for e in block.values()):
+                return _bad("a view state value is not an object")
+        if not isinstance(view.get("private_metadata", ""), str):
+            return _bad("view.private_metadata is not text")
+    return None

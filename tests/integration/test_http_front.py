@@ -1,0 +1,366 @@
+"""The HTTP front of the real `gpu-bot serve` process under attack: oversized and slow
+bodies, malformed signed payloads, replays, and a Redis that stops answering."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+import redis
+
+from bot.adapters.slack.inbound import MAX_BODY_BYTES
+from bot.blocks.ids import CallbackId, FormBlock
+from tests import slack_payloads as payloads
+from tests.conftest import free_port, start_redis_server
+from tests.slack_fake import FakeSlack
+
+SECRET = "serve-test-secret"
+
+
+@dataclass
+class Served:
+    base: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def post(
+        self,
+        body: str | bytes,
+        ctype: str,
+        signed: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, str, float]:
+        """(status, body, seconds) of a POST to /slack/events."""
+        raw = body.encode() if isinstance(body, str) else body
+        sent = {"Content-Type": ctype, **(headers or {})}
+        if signed:
+            sent |= _sign_bytes(raw)
+        request = urllib.request.Request(
+            f"{self.base}/slack/events", data=raw, headers=sent, method="POST"
+        )
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, reply.read().decode(), time.monotonic() - started
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode(), time.monotonic() - started
+
+    def health(self) -> tuple[int, float]:
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(f"{self.base}/healthz", timeout=10) as reply:
+                return reply.status, time.monotonic() - started
+        except urllib.error.HTTPError as exc:
+            return exc.code, time.monotonic() - started
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def _sign_bytes(raw: bytes, timestamp: str | None = None) -> dict[str, str]:
+    """Slack's signature over the raw bytes (which need not be UTF-8)."""
+    ts = timestamp or str(int(time.time()))
+    base = b"v0:" + ts.encode() + b":" + raw
+    digest = hmac.new(SECRET.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+@pytest.fixture
+def serve(
+    fake_slack: FakeSlack, namespace: str, tmp_path: Path
+) -> Iterator[Callable[[str], Served]]:
+    started: list[Served] = []
+
+    def start(redis_url: str) -> Served:
+        port = free_port()
+        log = tmp_path / f"serve-{port}.log"
+        env = os.environ | {
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": fake_slack.api_url,
+            "REDIS_URL": redis_url,
+            "GPU_BOT_NAMESPACE": namespace,
+            "GPU_BOT_APPROVERS": "U0APPROVER",
+            "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+        }
+        env.pop("SLACK_APP_TOKEN", None)
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "bot", "serve", "--port", str(port), "--workers", "1"],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        served = Served(f"http://127.0.0.1:{port}", port, proc, log)
+        started.append(served)
+        for _ in range(300):
+            try:
+                if served.health()[0] == 200:
+                    return served
+            except OSError:
+                time.sleep(0.05)
+        pytest.fail(f"gpu-bot serve did not come up:\n{served.output()}")
+
+    yield start
+    for served in started:
+        served.proc.send_signal(signal.SIGTERM)
+        try:
+            served.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            served.proc.kill()
+            served.proc.wait()
+
+
+@pytest.fixture
+def served(serve: Callable[[str], Served], redis_url: str) -> Served:
+    return serve(redis_url)
+
+
+def _raw_request(port: int, head: bytes, timeout: float = 5) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head)
+        chunks = []
+        while True:
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+
+
+# --- size -------------------------------------------------------------------------------
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(served: Served) -> None:
+    started = time.monotonic()
+    head = (
+        b"POST /slack/events HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: 300000000\r\n\r\n" + b"a" * 1000
+    )
+    answer = _raw_request(served.port, head)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert time.monotonic() - started < 3  # nothing like 300 MB was waited for
+    assert served.health()[0] == 200
+
+
+def test_the_limit_leaves_room_for_the_largest_slack_payload(served: Served) -> None:
+    # A 100-block modal (views.open allows 250 kB) submitted back, form-encoded.
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "&" * 2400}}] * 100
+    body, ctype = payloads.view_submission("unknown_form", {}, "U0REQUESTER")
+    data = json.loads(dict(urllib.parse.parse_qsl(body))["payload"])
+    data["view"]["blocks"] = blocks
+    big = urlencode({"payload": json.dumps(data)})
+    assert 250_000 < len(big) < MAX_BODY_BYTES
+    status, _, _ = served.post(big, ctype)
+    assert status in (200, 404)  # Bolt's answer for a form nobody listens to; not 413
+
+
+# --- slow bodies ------------------------------------------------------------------------
+
+
+def _trickle(port: int, stop: threading.Event, opened: list[socket.socket]) -> None:
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    except OSError:
+        return
+    opened.append(sock)
+    sock.sendall(
+        b"POST /slack/events HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n"
+    )
+    while not stop.wait(2.0):
+        try:
+            sock.sendall(b"a")
+        except OSError:
+            return
+
+
+def test_slow_bodies_leave_signed_acks_and_healthz_answering(served: Served) -> None:
+    stop = threading.Event()
+    opened: list[socket.socket] = []
+    senders = [
+        threading.Thread(target=_trickle, args=(served.port, stop, opened), daemon=True)
+        for _ in range(200)
+    ]
+    try:
+        for sender in senders:
+            sender.start()
+        time.sleep(3)  # every slow connection has its headers in and holds on
+        assert len(opened) >= 190
+        acks, healths = [], []
+        for i in range(10):
+            body, ctype = payloads.slash_command(
+                "help", "U0REQUESTER", "http://127.0.0.1:9/", trigger_id=f"T-{i}"
+            )
+            status, text, seconds = served.post(body, ctype)
+            assert status == 200 and "gpu-bot" in text
+            acks.append(seconds)
+            code, seconds = served.health()
+            assert code == 200
+            healths.append(seconds)
+        print(
+            f"\nwith 200 slow connections: ack median {statistics.median(acks):.3f}s "
+            f"max {max(acks):.3f}s; healthz median {statistics.median(healths):.3f}s "
+            f"max {max(healths):.3f}s"
+        )
+        assert max(acks) < 3.0
+        assert max(healths) < 3.0
+    finally:
+        stop.set()
+        for sock in opened:
+            sock.close()
+
+
+# --- malformed ----------------------------------------------------------------------------
+
+
+def _payload(data: object) -> str:
+    return urlencode({"payload": json.dumps(data)})
+
+
+def _deep(levels: int) -> str:
+    return '{"type":"block_actions","user":{"id":"U1"},"x":' + "[" * levels + "]" * levels + "}"
+
+
+def _click(**changes: object) -> str:
+    body, _ = payloads.button_click("approve", "R1", "U0APPROVER", "http://127.0.0.1:9/")
+    data = json.loads(dict(urllib.parse.parse_qsl(body))["payload"])
+    data.update(changes)
+    return _payload(data)
+
+
+def _view(**changes: object) -> str:
+    body, _ = payloads.view_submission(CallbackId.REJECT.value, {}, "U0APPROVER")
+    data = json.loads(dict(urllib.parse.parse_qsl(body))["payload"])
+    data["view"].update(changes)
+    return _payload(data)
+
+
+FORM = "application/x-www-form-urlencoded"
+MALFORMED = {
+    "payload is not JSON": (urlencode({"payload": "{not json"}), FORM),
+    "invalid UTF-8": (b"payload=%7B%22type%22" + b"\xff\xfe", FORM),
+    "deep nesting": (urlencode({"payload": _deep(100_000)}), FORM),
+    "JSON content type, form body": (
+        urlencode({"command": "/gpu", "text": "x"}),
+        "application/json",
+    ),
+    "slash command without user_id": (
+        urlencode({"command": "/gpu", "text": "help", "team_id": "T1"}),
+        FORM,
+    ),
+    "click with empty actions": (_click(actions=[]), FORM),
+    "list where the user object belongs": (_click(user=["U0APPROVER"]), FORM),
+    "list where the payload object belongs": (_payload([1, 2]), FORM),
+    "list where the view state belongs": (_view(state=[]), FORM),
+    "event that is a list": ("[]", "application/json"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED), ids=list(MALFORMED))
+def test_malformed_requests_get_401_unsigned_and_400_signed_without_a_traceback(
+    served: Served, case: str
+) -> None:
+    body, ctype = MALFORMED[case]
+    assert served.post(body, ctype, signed=False)[0] == 401
+    status, text, _ = served.post(body, ctype)
+    assert status == 400, text
+    assert "error" in json.loads(text)
+    assert served.health()[0] == 200
+    assert "Traceback" not in served.output()
+
+
+def test_a_signed_non_numeric_timestamp_gets_400(served: Served) -> None:
+    body, ctype = payloads.slash_command("help", "U0REQUESTER", "http://127.0.0.1:9/")
+    signature = payloads.sign(SECRET, body)["X-Slack-Signature"]
+    # Signed over this very timestamp: the signature is right, the timestamp is not a time.
+    from slack_sdk.signature import SignatureVerifier
+
+    signature = SignatureVerifier(SECRET).generate_signature(timestamp="soon", body=body)
+    headers = {"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": signature}
+    assert served.post(body, ctype, signed=False, headers=headers)[0] == 400
+    headers["X-Slack-Signature"] = "v0=" + "0" * 64
+    assert served.post(body, ctype, signed=False, headers=headers)[0] == 401
+    assert "Traceback" not in served.output()
+
+
+# --- replays ------------------------------------------------------------------------------
+
+
+def test_a_replayed_signed_command_is_dropped(
+    served: Served, fake_slack: FakeSlack, redis_url: str, namespace: str
+) -> None:
+    body, ctype = payloads.slash_command(
+        "reserve 2x p5.48xlarge 3d from 2026-12-14 ec2",
+        "U0REQUESTER",
+        fake_slack.response_url("replay"),
+    )
+    headers = payloads.sign(SECRET, body)
+    answers = [served.post(body, ctype, signed=False, headers=headers) for _ in range(10)]
+    assert [a[0] for a in answers] == [200] * 10
+    assert "Comparing options" in answers[0][1]
+    assert all(a[1] == "" for a in answers[1:])
+    fake_slack.wait_for("response_url", 1, timeout=20)
+    time.sleep(1)
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    requests = list(client.scan_iter(match="{" + namespace + "}:req:*"))
+    assert len(requests) == 1
+    assert len(fake_slack.of("response_url")) == 1
+    # A new request (new timestamp, new signature) still goes through.
+    time.sleep(1.1)
+    again = served.post(body, ctype)
+    assert "Comparing options" in again[1]
+
+
+# --- a hung Redis -------------------------------------------------------------------------
+
+
+def test_a_hung_redis_gets_an_answer_within_slacks_limit_and_healthz_says_503(
+    serve: Callable[[str], Served],
+) -> None:
+    proc, url, _port, _dir = start_redis_server()
+    try:
+        served = serve(url)
+        proc.send_signal(signal.SIGSTOP)  # accepts connections, answers nothing
+        values = {FormBlock.REJECT_REASON.value: payloads.text_input("over budget")}
+        body, ctype = payloads.view_submission(
+            CallbackId.REJECT.value, values, "U0APPROVER", json.dumps({"request": "R1"})
+        )
+        status, text, seconds = served.post(body, ctype)
+        assert status == 200
+        assert seconds < 3.0
+        answer = json.loads(text)
+        assert answer["response_action"] == "errors"
+        assert "could not reach its database" in answer["errors"][FormBlock.REJECT_REASON.value]
+        command, ctype = payloads.slash_command("status", "U0REQUESTER", "http://127.0.0.1:9/")
+        status, text, seconds = served.post(command, ctype)
+        assert status == 200 and seconds < 3.0
+        assert "could not reach its database" in json.loads(text)["text"]
+        code, seconds = served.health()
+        assert code == 503 and seconds < 2.0
+        print(f"\nhung Redis: healthz 503 in {seconds:.2f}s")
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        proc.terminate()
+        proc.wait(timeout=10)
