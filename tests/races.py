@@ -1,7 +1,9 @@
 """Make a race certain instead of likely: every compare-and-set of one request waits until
-that request has been read by all the racers, so they all decide on the same version. A
-store whose version check is broken then lets several writers win every time, not only
-when the machine's timing happens to interleave them."""
+that request has been read `readers` times, so at least that many racers decide on the
+same version. A store whose version check is broken then lets several writers win every
+time, not only when the machine's timing happens to interleave them. Keep `readers` at or
+below the number of clicks that can run at once (the after-ack pool), or the first
+writer waits out the timeout."""
 
 from __future__ import annotations
 

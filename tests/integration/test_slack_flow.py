@@ -215,7 +215,7 @@ def test_twenty_concurrent_approve_clicks_make_one_transition(make_bot) -> None:
 
     bot = make_bot()
     request_id = submitted(bot)
-    gate = ReadsBeforeWrites(request_id, readers=20)
+    gate = ReadsBeforeWrites(request_id, readers=2)
     gate.install(bot.services.store)
     with ThreadPoolExecutor(20) as pool:
         replies = list(
@@ -265,7 +265,7 @@ def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ign
     one = make_bot()
     two = make_bot()  # same Redis namespace, own services, own HTTP server
     request_id = submitted(one)
-    gate = ReadsBeforeWrites(request_id, readers=10)
+    gate = ReadsBeforeWrites(request_id, readers=2)
     gate.install(one.services.store)
     gate.install(two.services.store)
     with ThreadPoolExecutor(10) as pool:
