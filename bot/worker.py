@@ -76,6 +76,9 @@ class Worker:
         self._held_lock = threading.Lock()
         self._stopping = threading.Event()
         self._running = 0  # jobs whose handler is running on the pool
+        self._outstanding = 0  # claimed by run_forever, not finished
+        self._refill_at = 0  # claim again when no more than this many are outstanding
+        self._room = threading.Event()  # set when outstanding falls to _refill_at
 
     # --- one job --------------------------------------------------------------------
 
@@ -153,54 +156,57 @@ class Worker:
     # --- the long-running loop ----------------------------------------------------------
 
     def run_forever(self, stop: threading.Event, interval: float = 1.0) -> None:
-        """Claim and run due jobs until `stop` is set, then stop cleanly (see above)."""
+        """Claim and run due jobs until `stop` is set, then stop cleanly (see above).
+
+        Up to `concurrency + batch` jobs are claimed and not yet finished; when that
+        falls to `concurrency + batch / 2` the loop claims again, so the threads never
+        wait for a claim. Finished jobs are acked together, at least every 50 ms."""
         self._stopping.clear()
         finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="job")
-        heartbeat = threading.Thread(
-            target=self._heartbeat, args=(stop,), name="job-heartbeat", daemon=True
-        )
+        heartbeat = threading.Thread(target=self._heartbeat, name="job-heartbeat", daemon=True)
         heartbeat.start()
-        ahead = self.concurrency + self.batch  # claimed and not yet settled, at most
+        most = self.concurrency + self.batch
+        self._refill_at = self.concurrency + self.batch // 2
+        done: list[_Done] = []  # finished, not yet acked
+        last_settle = time.monotonic()
         try:
             while not stop.is_set():
                 try:
-                    self._settle_or_keep(_take_all(finished), finished)
-                    held = self._held_count()
+                    self._room.clear()
+                    done += _take_all(finished)
+                    with self._held_lock:
+                        outstanding = self._outstanding
                     claimed: list[ClaimedJob] = []
-                    if held < self.concurrency or ahead - held >= self.batch:
-                        claimed = self.store.claim_due(
-                            self.clock.now(), self.lease, limit=ahead - held
-                        )
+                    wanted = most - outstanding
+                    if outstanding <= self._refill_at:
+                        claimed = self.store.claim_due(self.clock.now(), self.lease, wanted)
                         with self._held_lock:
                             for job in claimed:
                                 self._held[(job.id, job.token)] = job
+                            self._outstanding += len(claimed)
                         for job in claimed:
                             pool.submit(self._run_pooled, job, finished)
+                    stale = time.monotonic() - last_settle >= 0.05
+                    if done and (len(done) >= self.batch // 2 or not claimed or stale):
+                        # If the store fails (Redis restarting), `done` is kept for the
+                        # next turn: dropped, those jobs would stay held, their leases
+                        # extended for ever. Settling twice is harmless (refused).
+                        self._settle(done)
+                        done, last_settle = [], time.monotonic()
                     if claimed:
                         continue
-                    if held:
-                        _wait(finished, min(interval, 0.2))
+                    if outstanding:
+                        # Wake when there is room to claim again, or look for newly due
+                        # jobs after a while (when more were due, soon).
+                        self._room.wait(min(interval, 0.25))
                     else:
                         self.store.wait_for_work(interval)
                 except Exception:
                     log.exception("worker loop failed; retrying")
                     stop.wait(interval)
         finally:
-            self._stop(pool, finished)
-
-    def _settle_or_keep(
-        self, outcomes: Sequence[_Done], finished: queue.SimpleQueue[_Done]
-    ) -> None:
-        """Settle; if the store fails (Redis restarting), keep the outcomes to settle on
-        the next turn. Dropped, they would stay held, their leases extended for ever, and
-        never run again. Settling twice is harmless: a lease already released is refused."""
-        try:
-            self._settle(outcomes)
-        except Exception:
-            for done in outcomes:
-                finished.put(done)
-            raise
+            self._stop(pool, finished, done)
 
     def _run_pooled(self, job: ClaimedJob, finished: queue.SimpleQueue[_Done]) -> None:
         with self._held_lock:
@@ -212,12 +218,11 @@ class Worker:
         finally:
             with self._held_lock:
                 self._running -= 1
+                self._outstanding -= 1
+                if self._outstanding <= self._refill_at:
+                    self._room.set()
 
-    def _held_count(self) -> int:
-        with self._held_lock:
-            return len(self._held)
-
-    def _heartbeat(self, stop: threading.Event) -> None:
+    def _heartbeat(self) -> None:
         """Every third of a lease, extend the leases of the jobs held."""
         every = max(self.lease.total_seconds() / 3, 0.05)
         while not self._stopping.wait(every):
@@ -228,28 +233,35 @@ class Worker:
             except Exception:
                 log.exception("could not extend job leases; retrying")
 
-    def _stop(self, pool: ThreadPoolExecutor, finished: queue.SimpleQueue[_Done]) -> None:
+    def _stop(
+        self, pool: ThreadPoolExecutor, finished: queue.SimpleQueue[_Done], done: list[_Done]
+    ) -> None:
         """Give back what has not started, let running jobs finish (for up to `grace`
-        seconds), settle them, give back the rest."""
+        seconds), settle them, give back the rest. If the store fails meanwhile, what is
+        left unsettled comes back when its lease runs out."""
         with self._held_lock:
             self._stopping.set()  # queued jobs now return without running
         pool.shutdown(wait=False, cancel_futures=True)
         deadline = time.monotonic() + self.grace
-        while True:
-            self._settle(_take_all(finished))
+        try:
+            while True:
+                done += _take_all(finished)
+                self._settle(done)
+                done = []
+                with self._held_lock:
+                    running = self._running
+                if not running or time.monotonic() >= deadline:
+                    break
+                _wait(finished, min(0.1, max(deadline - time.monotonic(), 0)))
             with self._held_lock:
-                running = self._running
-            if not running or time.monotonic() >= deadline:
-                break
-            _wait(finished, min(0.1, max(deadline - time.monotonic(), 0)))
-        self._settle(_take_all(finished))
-        with self._held_lock:
-            rest = list(self._held.values())
-        now = self.clock.now()
-        for job in rest:
-            self.store.retry(job, now)  # not started, or still running after the grace
-        if rest:
-            log.warning("stopped: gave back %d job(s) not finished", len(rest))
+                rest = list(self._held.values())
+            now = self.clock.now()
+            for job in rest:
+                self.store.retry(job, now)  # not started, or still running after the grace
+            if rest:
+                log.warning("stopped: gave back %d job(s) not finished", len(rest))
+        except Exception:
+            log.exception("stopping: could not settle every job; their leases will run out")
         with self._held_lock:
             self._held.clear()
 

@@ -296,3 +296,10 @@ def test_jobs_stored_before_they_carried_a_kind_still_run(redis_store: RedisStor
     redis_store.redis.zadd(redis_store.key("due"), {"notify:R7": NOW.timestamp()})
     (job,) = redis_store.claim_due(NOW, lease=timedelta(seconds=30))
     assert (job.kind, job.payload, job.attempt) == ("notify", {"request": "R7"}, 2)
+
+
+def test_many_jobs_are_scheduled_in_few_round_trips(redis_store: RedisStore) -> None:
+    jobs = (Job(id=f"j{i}", kind="test", due=NOW, payload={"i": i}) for i in range(2500))
+    assert redis_store.schedule_many(jobs, chunk=1000) == 2500
+    claimed = redis_store.claim_due(NOW, lease=timedelta(minutes=1), limit=3000)
+    assert sorted(j.payload["i"] for j in claimed) == list(range(2500))

@@ -227,6 +227,19 @@ class RedisStore:
         pipe.zadd(self.key("due"), {job.id: _epoch(job.due)})
         pipe.execute()
 
+    def schedule_many(self, jobs: Iterable[Job], chunk: int = 1000) -> int:
+        """`schedule` for many jobs, `chunk` per round trip (each chunk one transaction)."""
+        count = 0
+        pipe = self.redis.pipeline(transaction=True)
+        for job in jobs:
+            pipe.hset(self.key("jobs"), job.id, _encode(job.kind, job.payload))
+            pipe.zadd(self.key("due"), {job.id: _epoch(job.due)})
+            count += 1
+            if count % chunk == 0:
+                pipe.execute()
+        pipe.execute()
+        return count
+
     def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:
         """Lease up to `limit` jobs due at `now` (oldest due first) until `now + lease`."""
         token = uuid.uuid4().hex

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -38,6 +38,10 @@ class JobQueue(Protocol):
     lease ran out cannot touch the job's new owner."""
 
     def schedule(self, job: Job) -> None: ...
+
+    def schedule_many(self, jobs: Iterable[Job], chunk: int = 1000) -> int:
+        """`schedule` for many jobs, in few round trips; how many were scheduled."""
+        ...
 
     def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:
         """Lease up to `limit` jobs due at `now`, oldest first, until `now + lease`."""
