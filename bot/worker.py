@@ -253,6 +253,7 @@ class Worker:
                 if not running or time.monotonic() >= deadline:
                     break
                 _wait(finished, min(0.1, max(deadline - time.monotonic(), 0)))
+            self._settle(_take_all(finished))  # put there before `running` was counted
             with self._held_lock:
                 rest = list(self._held.values())
             now = self.clock.now()
