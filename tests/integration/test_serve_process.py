@@ -97,8 +97,13 @@ def test_serve_runs_several_processes_and_stops_cleanly_on_sigterm(
     serve: Any, fake_slack: FakeSlack, redis_store: RedisStore
 ) -> None:
     with serve("--workers", "2") as (base, proc):
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-        assert len(children) == 2  # gunicorn's master forked two worker processes
+        # gunicorn's master forks two worker processes; the first may answer /healthz
+        # before the second is forked.
+        children_of = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        deadline = time.monotonic() + 20
+        while len(children_of.read_text().split()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(children_of.read_text().split()) == 2
         body, ctype = payloads.slash_command(
             "reserve 2x p5.48xlarge 3d from 2026-12-14 ec2",
             "U0REQUESTER",
