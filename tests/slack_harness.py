@@ -13,6 +13,8 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
+
 from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.aws.sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket, sandbox_clients
@@ -116,6 +118,10 @@ class BotUnderTest:
         self.services: Wiring = build_services(
             self.settings, clock=clock, store=store, market=market, aws=aws, accounts=accounts
         )
+        # slack_sdk sleeps between its retries of a 5xx; the tests move the clock, so
+        # those waits would only add real seconds.
+        for handler in self.services.slack.retry_handlers:
+            handler.interval_calculator = FixedValueRetryIntervalCalculator(0.0)
         self.app = build_app(self.services)
         self.worker = Worker(self.services)
         self.server = make_server(
