@@ -79,6 +79,9 @@ def refusal(record: CapacityRecord, user: str, is_approver: bool, now: datetime)
         return Outcome.NOT_PENDING
     if record.approval_deadline is not None and now >= record.approval_deadline:
         return Outcome.TOO_LATE
+    if now >= record.request.end:
+        # Older records were given deadlines past the window; a window gone is gone.
+        return Outcome.TOO_LATE
     if user == record.requester:
         return Outcome.OWN_REQUEST
     if not is_approver:

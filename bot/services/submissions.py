@@ -53,10 +53,15 @@ class SubmissionRules:
         if refusal:
             raise RequestError(refusal[0].upper() + refusal[1:] + ".", field="choice")
         now = self.clock.now()
-        deadline = now + self.approval_timeout
+        # Never past the asked window's end: On-Demand or Spot approved after it buys nothing.
+        deadline = min(now + self.approval_timeout, record.request.end)
         if chosen.offering is not None:
             # An offering cannot wait: it starts when it starts. On-Demand and Spot can.
             deadline = min(deadline, chosen.offering.start)
+        if record.request.end <= now:
+            raise RequestError(
+                "The asked window has ended: quote again for a later start.", field="choice"
+            )
         if deadline <= now:
             raise RequestError(
                 "This option starts before anyone could approve it: quote again for a later start.",

@@ -565,3 +565,34 @@ def test_two_approvers_by_the_most_it_can_cost_and_the_card_shows_both_figures(m
     shown = json.dumps(card.args["blocks"])
     assert f"${record.total_usd:,.2f} expected at 1% use" in shown
     assert f"up to *${record.most_usd:,.2f}*" in shown
+
+
+def test_a_request_whose_window_has_passed_cannot_be_approved(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    bot = make_bot(approval_timeout=timedelta(hours=24))
+    request_id = submitted(bot, "1x g5.12xlarge 1h from today ec2", pick="on-demand:0")
+    record = bot.record(request_id)
+    # On-Demand has no offering to start, but the asked window still ends.
+    assert record.approval_deadline == record.request.end
+    bot.clock.advance(timedelta(hours=3))
+    reply, _ = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    assert reply.status == 200
+    bot.wait()
+    assert bot.record(request_id).state is not State.APPROVED
+    assert bot.purchase_calls() == 0
+
+
+def test_an_older_request_past_its_window_is_refused_whatever_its_deadline(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from bot.domain.approval import Outcome, approve
+
+    bot = make_bot(approval_timeout=timedelta(hours=24))
+    request_id = submitted(bot, "1x g5.12xlarge 1h from today ec2", pick="on-demand:0")
+    # A record submitted before the deadline was capped at the window's end.
+    record = bot.record(request_id).model_copy(
+        update={"approval_deadline": bot.clock.now() + timedelta(hours=24)}
+    )
+    later = bot.clock.now() + timedelta(hours=3)
+    assert approve(record, APPROVER, True, later).outcome is Outcome.TOO_LATE
