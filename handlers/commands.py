@@ -12,7 +12,7 @@ from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import request_title
-from bot.blocks.requests import list_blocks, status_blocks
+from bot.blocks.requests import PAGE, list_blocks, status_blocks
 from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
@@ -22,6 +22,7 @@ from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
 
+LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
 SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "mig", "help")
 MIG_USAGE = (
     "`/gpu mig check INSTANCE PROFILE... [ami=VERSION]`, for example "
@@ -53,7 +54,11 @@ def handle_gpu(
     elif sub == "status":
         after_ack(ack, context, _status, services, rest.strip())
     elif sub == "list":
-        after_ack(ack, context, _list, services)
+        which = list_args(rest)
+        if which is None:
+            ack(text=f"Usage: {LIST_USAGE}")
+            return
+        after_ack(ack, context, _list, services, *which)
     elif sub == "mig":
         ack(**_mig(services, rest))
     elif sub == "cancel":
@@ -149,10 +154,42 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
     )
 
 
-def _list(talk: Conversation, services: Services) -> None:
+def list_args(rest: str) -> tuple[bool, int] | None:
+    """`/gpu list [waiting] [PAGE]`: (only what waits for you, page from 1), or None."""
+    words = rest.lower().split()
+    waiting = bool(words) and words[0] == "waiting"
+    words = words[1:] if waiting else words
+    if not words:
+        return waiting, 1
+    if len(words) == 1 and words[0].isdigit() and 0 < int(words[0]) < 10_000:
+        return waiting, int(words[0])
+    return None
+
+
+def _list(talk: Conversation, services: Services, only_waiting: bool, page: int) -> None:
     user = talk.interaction.user
-    blocks = list_blocks("Your requests", services.queries.mine(user), "No requests yet.")
+    offset = (page - 1) * PAGE
+    blocks = []
+    if not only_waiting:
+        mine = services.queries.mine(user, PAGE, offset)
+        total = services.queries.count_mine(user)
+        more = f"/gpu list {page + 1}"
+        blocks += list_blocks(
+            "Your requests", mine, "No requests yet.", offset=offset, total=total, more=more
+        )
     waiting = services.approvals.waiting_for(user)
-    if waiting is not None:
-        blocks += list_blocks("Waiting for approval", waiting, "Nothing waits for you.")
+    if waiting is not None and (only_waiting or page == 1):
+        more = f"/gpu list waiting {page + 1}"
+        shown = waiting[offset : offset + PAGE]
+        blocks += list_blocks(
+            "Waiting for approval",
+            shown,
+            "Nothing waits for you.",
+            offset=offset,
+            total=len(waiting),
+            more=more,
+        )
+    elif waiting is None and only_waiting:
+        talk.show("Only approvers have requests waiting for them.")
+        return
     talk.show("Your GPU requests", blocks)

@@ -30,5 +30,6 @@ def publish_home(services: Services, client: WebClient, user: str) -> None:
         waiting is not None,
         services.clock.now(),
         live=services.reminders.live_for(user),
+        mine_total=services.queries.count_mine(user),
     )
     client.views_publish(user_id=user, view=view)

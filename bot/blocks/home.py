@@ -22,7 +22,9 @@ def home_view(
     is_approver: bool,
     now: datetime,
     live: Sequence[LiveReservation] = (),
+    mine_total: int | None = None,
 ) -> View:
+    """`mine` is the newest page of the user's requests, of `mine_total`."""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
         {
@@ -36,7 +38,9 @@ def home_view(
             ],
         },
         *live_blocks(live),
-        *list_blocks("Your requests", mine, "No requests yet."),
+        *list_blocks(
+            "Your requests", mine, "No requests yet.", total=mine_total, more="/gpu list 2"
+        ),
     ]
     if is_approver:
         pending = waiting or []
@@ -50,7 +54,10 @@ def home_view(
             blocks += request_card(record)
             blocks.append({"type": "divider"})
         if len(pending) > MAX_PENDING_CARDS:
-            more = f"{len(pending) - MAX_PENDING_CARDS} more: `/gpu list` shows them all."
+            more = (
+                f"{len(pending) - MAX_PENDING_CARDS} more: `/gpu list waiting` lists them all, "
+                "a page at a time."
+            )
             blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
     return {"type": "home", "blocks": blocks[:100]}
 

@@ -191,13 +191,37 @@ def window(record: CapacityRecord) -> str:
     return f"{when(start)} → {when(end)}"
 
 
-def list_blocks(title: str, records: list[CapacityRecord], empty: str) -> list[Block]:
-    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}}]
+PAGE = 20  # requests per page of `/gpu list`
+LINES_PER_SECTION = 10  # ten summary lines stay well under a section's 3,000 characters
+
+
+def list_blocks(
+    title: str,
+    records: list[CapacityRecord],
+    empty: str,
+    *,
+    offset: int = 0,
+    total: int | None = None,
+    more: str | None = None,
+) -> list[Block]:
+    """One page of a list: `records` are those from `offset` of `total`; when some come
+    after them, a note says how many and `more` (a command) shows the next page."""
+    total = offset + len(records) if total is None else total
+    heading = f"*{title}*"
+    if records and (offset or total > offset + len(records)):
+        heading += f" ({offset + 1}–{offset + len(records)} of {total})"
+    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
     if not records:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": empty}]})
+        note = empty if not offset else f"No more: there are {total}."
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
         return blocks
-    text = "\n".join(summary_line(r) for r in records[:20])
-    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 2900)}})
+    for first in range(0, len(records), LINES_PER_SECTION):
+        text = "\n".join(summary_line(r) for r in records[first : first + LINES_PER_SECTION])
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 2900)}})
+    rest = total - offset - len(records)
+    if rest > 0:
+        note = f"{rest} more" + (f": `{more}` shows the next {min(rest, PAGE)}." if more else ".")
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
     return blocks
 
 

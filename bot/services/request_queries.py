@@ -16,8 +16,12 @@ class RequestQueries:
         """The request a person named (`r12`, `R12` or `12`), if it exists."""
         return self.store.get(normalise_id(request_id))
 
-    def mine(self, user: str, limit: int = 20) -> list[CapacityRecord]:
-        return self.store.for_user(user, limit)
+    def mine(self, user: str, limit: int = 20, offset: int = 0) -> list[CapacityRecord]:
+        """The user's requests, newest first."""
+        return self.store.for_user(user, limit, offset)
+
+    def count_mine(self, user: str) -> int:
+        return self.store.count_for_user(user)
 
     def history(self, request_id: str, last: int = 10) -> list[AuditEntry]:
         """The request's latest audit entries, oldest first."""

@@ -203,9 +203,16 @@ class RedisStore:
     def in_state(self, state: State) -> list[CapacityRecord]:
         return self.get_many(self.ids_in_state(state))
 
-    def for_user(self, user: str, limit: int = 20) -> list[CapacityRecord]:
-        ids = cast(list[str], self.redis.zrevrange(self.key("user", user), 0, limit - 1))
-        return self.get_many(ids)
+    def for_user(self, user: str, limit: int = 20, offset: int = 0) -> list[CapacityRecord]:
+        """The user's requests, newest id first, `limit` of them from `offset`. By id, not
+        by the creation time the index is scored with: ids made in one second tie there
+        and would list as text (R9 before R12 before R10)."""
+        ids = cast(list[str], self.redis.zrange(self.key("user", user), 0, -1))
+        ids.sort(key=_id_order, reverse=True)
+        return self.get_many(ids[offset : offset + limit])
+
+    def count_for_user(self, user: str) -> int:
+        return int(self.redis.zcard(self.key("user", user)))
 
     def audit(
         self, request_id: str | None = None, limit: int = 100, newest: bool = False
