@@ -18,6 +18,7 @@ from slack_sdk import WebClient
 
 from bot.adapters.aws.accounts import AccountClients, SandboxAccounts, live_accounts
 from bot.adapters.aws.aftercare import AwsAftercare
+from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.clock import SystemClock
@@ -26,6 +27,7 @@ from bot.adapters.slack.groups import SlackGroupDirectory
 from bot.adapters.slack.notifier import SlackNotifier
 from bot.adapters.slack.poster import SlackPoster, once_only_client
 from bot.adapters.store import RedisStore, open_store
+from bot.adapters.store.deployments import RedisDeployments
 from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingLimits
@@ -36,6 +38,7 @@ from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
 from bot.services.container import Services
 from bot.services.delivery import OnceOnly
+from bot.services.deploying import DeployService
 from bot.services.extensions import ExtensionService
 from bot.services.jobs import (
     NOTIFY,
@@ -147,6 +150,16 @@ def build_services(
     )
     jobs.register(PURCHASE, lambda job: purchases.run_purchase(job.request))
     jobs.register(TRACK, lambda job: purchases.run_track(job.request))
+    deploys = DeployService(
+        store,
+        RedisDeployments(store),
+        AwsHosting(accounts),
+        once,
+        catalog,
+        clock,
+        settings.namespace,
+    )
+    deploys.register(jobs)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -163,6 +176,7 @@ def build_services(
         jobs=jobs,
         reminders=reminders,
         extensions=extensions,
+        deploys=deploys,
         after_ack=AfterAck(),
         slack=slack,
         notifier=notifier,

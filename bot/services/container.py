@@ -9,6 +9,7 @@ from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.catalog import Catalog
 from bot.services.approvals import ApprovalService
+from bot.services.deploying import DeployService
 from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
@@ -41,6 +42,7 @@ class Services:
     jobs: JobRegistry
     reminders: ReminderService
     extensions: ExtensionService
+    deploys: DeployService
     after_ack: AfterAck
 
     def close(self) -> None:

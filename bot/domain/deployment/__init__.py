@@ -10,6 +10,7 @@ from bot.domain.deployment.plan import (
     ReservedPlan,
     entity_name,
     plan_deployment,
+    plan_refusals,
 )
 from bot.domain.deployment.rules import Refusal, Rule
 
@@ -23,4 +24,5 @@ __all__ = [
     "Rule",
     "entity_name",
     "plan_deployment",
+    "plan_refusals",
 ]

@@ -291,9 +291,14 @@ def plan_deployment(
 
 
 def _plan_errors(ask: DeploymentAsk) -> list[Refusal]:
-    plan = ask.plan
-    if plan is None:
+    if ask.plan is None:
         return []
+    return plan_refusals(ask.plan, ask.instance, ask.instance_count)
+
+
+def plan_refusals(plan: ReservedPlan, instance: InstanceType, instance_count: int) -> list[Refusal]:
+    """Why an endpoint of `instance_count` x `instance` cannot run on `plan` (as far as
+    the plan's known facts tell); checked again just before the first change in AWS."""
     errors = []
     if plan.status is not None and plan.status != ACTIVE:
         errors.append(
@@ -314,19 +319,19 @@ def _plan_errors(ask: DeploymentAsk) -> list[Refusal]:
         )
     if plan.instance_type is not None:
         reserved = plan.instance_type.lower().removeprefix("ml.")
-        if reserved != ask.instance.instance_type:
+        if reserved != instance.instance_type:
             errors.append(
                 Refusal(
                     Rule.INSTANCE_TYPE_DIFFERS,
-                    f"the endpoint asks for {ask.instance.sagemaker_name} but training plan "
+                    f"the endpoint asks for {instance.sagemaker_name} but training plan "
                     f"{plan.arn} reserves ml.{reserved}: the instance type must be the plan's",
                 )
             )
-    if plan.instances is not None and ask.instance_count > plan.instances:
+    if plan.instances is not None and instance_count > plan.instances:
         errors.append(
             Refusal(
                 Rule.MORE_INSTANCES_THAN_PLAN,
-                f"{ask.instance_count} instances asked; training plan {plan.arn} holds "
+                f"{instance_count} instances asked; training plan {plan.arn} holds "
                 f"{plan.instances}",
             )
         )

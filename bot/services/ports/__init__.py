@@ -13,6 +13,8 @@ from bot.services.ports.delivery import (
     Refused,
     Uncertain,
 )
+from bot.services.ports.deployments import DeploymentConflict, Deployments
+from bot.services.ports.hosting import Hosting, HostingError, Resource
 from bot.services.ports.jobs import ClaimedJob, Job, JobQueue
 from bot.services.ports.market import MarketData, PriceCache
 from bot.services.ports.people import GroupDirectory, Notifier
@@ -28,8 +30,12 @@ __all__ = [
     "DeliveryRecord",
     "DeliveryStart",
     "DeliveryState",
+    "DeploymentConflict",
+    "Deployments",
     "ExtensionMarket",
     "GroupDirectory",
+    "Hosting",
+    "HostingError",
     "Job",
     "JobQueue",
     "Leftovers",
@@ -44,6 +50,7 @@ __all__ = [
     "RateLimited",
     "Refused",
     "Requests",
+    "Resource",
     "Store",
     "Uncertain",
     "VersionConflict",

@@ -1,0 +1,145 @@
+"""Deployments as people see them: the one progress message, the status answer, refusals.
+Pure: from a `Deployment` to text and blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from bot.blocks.ids import ActionId
+from bot.blocks.reminders import Message
+from bot.blocks.text import clip, esc, when
+from bot.domain.deployment import Refusal
+from bot.domain.deployment.record import Deployment, DeployState
+from bot.domain.mig.planner import IDLE
+
+Block = dict[str, Any]
+_ICONS = {
+    DeployState.QUEUED: ":hourglass_flowing_sand:",
+    DeployState.DEPLOYING: ":hourglass_flowing_sand:",
+    DeployState.IN_SERVICE: ":white_check_mark:",
+    DeployState.FAILED: ":x:",
+    DeployState.REFUSED: ":no_entry:",
+    DeployState.DELETING: ":wastebasket:",
+    DeployState.DELETED: ":broom:",
+}
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, 3000)}]}
+
+
+def headline(d: Deployment) -> str:
+    return (
+        f"{_ICONS[d.state]} Deployment {d.id} of {esc(d.request_id)}: endpoint "
+        f"`{esc(d.endpoint_name)}` is {d.state.label}"
+    )
+
+
+def steps(d: Deployment) -> list[str]:
+    """One line per resource, in the order they are made."""
+    config = "created" if d.config_exists else "not created yet"
+    lines = [f"• Endpoint configuration `{esc(d.config_name)}`: {config}"]
+    endpoint = esc(d.endpoint_status) if d.endpoint_status else "not created yet"
+    lines.append(f"• Endpoint `{esc(d.endpoint_name)}`: {endpoint}")
+    for c in d.components:
+        where = f"on {esc(c.partition_type)}" if c.partition_type else f"on {c.devices} GPU(s)"
+        status = esc(c.status) if c.status else "not created yet"
+        reason = f" ({esc(c.reason)})" if c.reason else ""
+        lines.append(
+            f"• Component `{esc(c.name)}`: {esc(c.model)}, {c.copies} cop"
+            f"{'y' if c.copies == 1 else 'ies'} {where}: {status}{reason}"
+        )
+    return lines
+
+
+def cost_lines(d: Deployment) -> list[str]:
+    lines = []
+    for c in d.costs:
+        name = "_idle_" if c.model == IDLE else esc(c.model)
+        reserved = (
+            f"{_hourly(c.reserved_usd_per_hour)} of the plan's fee"
+            if c.reserved_usd_per_hour is not None
+            else ""
+        )
+        on_demand = (
+            f"{_hourly(c.on_demand_usd_per_hour)} at On-Demand hosting rates"
+            if c.on_demand_usd_per_hour is not None
+            else ""
+        )
+        money = " · ".join(p for p in (reserved, on_demand) if p) or "no price known"
+        lines.append(f"• {name}: {c.share:.0%} of the endpoint, {money}")
+    return lines
+
+
+def _hourly(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}/h"
+
+
+def progress(d: Deployment) -> Message:
+    """The one message that follows a deployment from queued to in service (or failed)."""
+    layout = " + ".join(d.layout) + " per GPU" if d.layout else "whole GPUs"
+    blocks: list[Block] = [
+        _section(headline(d)),
+        _context(
+            f"{d.instance_count}x {esc(d.instance_type)} on training plan "
+            f"`{esc(d.plan_arn)}` · {esc(layout)} · {esc(d.region)}"
+        ),
+        _section("\n".join(steps(d))),
+    ]
+    if d.failure:
+        blocks.append(_section(f"*Why:* {esc(d.failure)}"))
+    if d.costs:
+        blocks.append(_section("*Cost per model*\n" + "\n".join(cost_lines(d))))
+    if d.state in (DeployState.IN_SERVICE, DeployState.FAILED):
+        blocks.append(cleanup_button(d))
+    return Message(headline(d), blocks)
+
+
+def cleanup_button(d: Deployment) -> Block:
+    return {
+        "type": "actions",
+        "block_id": f"deploy-cleanup:{d.id}",
+        "elements": [
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Clean up"},
+                "style": "danger",
+                "action_id": ActionId.DEPLOY_CLEANUP.value,
+                "value": d.id,
+                "confirm": {
+                    "title": {"type": "plain_text", "text": "Delete the endpoint?"},
+                    "text": {
+                        "type": "mrkdwn",
+                        "text": f"Deletes `{esc(d.endpoint_name)}`, its components and its "
+                        "configuration.",
+                    },
+                    "confirm": {"type": "plain_text", "text": "Delete"},
+                    "deny": {"type": "plain_text", "text": "Keep"},
+                },
+            }
+        ],
+    }
+
+
+def status_blocks(d: Deployment, now: datetime) -> list[Block]:
+    """`/gpu status D3`: the endpoint, its components and the plan's time left."""
+    message = progress(d)
+    if d.plan_end is not None:
+        left = d.plan_end - now
+        if left.total_seconds() > 0:
+            hours = int(left.total_seconds() // 3600)
+            text = f"Training plan ends {when(d.plan_end)}: {hours // 24} d {hours % 24} h left"
+        else:
+            text = f"Training plan ended {when(d.plan_end)}: the endpoint has no capacity"
+        message.blocks.insert(2, _context(text))
+    return message.blocks
+
+
+def refusal_text(refusals: Sequence[Refusal]) -> str:
+    return "\n".join(f"• {esc(r.message)} [{r.rule.value}]" for r in refusals)
