@@ -5,7 +5,16 @@ from __future__ import annotations
 from slack_bolt import App
 
 from bot.services.container import Services
-from handlers import actions, aftercare, commands, home, middleware, purchases, views
+from handlers import (
+    actions,
+    aftercare,
+    commands,
+    deploys,
+    home,
+    middleware,
+    purchases,
+    views,
+)
 
 
 def register(app: App, services: Services) -> None:
@@ -14,5 +23,6 @@ def register(app: App, services: Services) -> None:
     actions.register(app, services)
     aftercare.register(app, services)
     purchases.register(app, services)
+    deploys.register(app, services)
     views.register(app, services)
     home.register(app, services)

@@ -21,9 +21,10 @@ from bot.domain.request import IncompleteRequest, RequestDraft
 from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
+from handlers.deploys import open_deploy_form
 
 LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
-SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "mig", "help")
+SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "deploy", "mig", "help")
 MIG_USAGE = (
     "`/gpu mig check INSTANCE PROFILE... [ami=VERSION]`, for example "
     "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb`"
@@ -59,6 +60,8 @@ def handle_gpu(
             ack(text=f"Usage: {LIST_USAGE}")
             return
         after_ack(ack, context, _list, services, *which)
+    elif sub == "deploy":
+        after_ack(ack, context, open_deploy_form, services, client, rest.strip() or None)
     elif sub == "mig":
         ack(**_mig(services, rest))
     elif sub == "cancel":

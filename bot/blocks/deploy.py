@@ -10,9 +10,13 @@ from typing import Any
 from bot.blocks.ids import ActionId
 from bot.blocks.reminders import Message
 from bot.blocks.text import clip, esc, when
+from bot.domain.comparison import OptionKind
 from bot.domain.deployment import Refusal
 from bot.domain.deployment.record import Deployment, DeployState
+from bot.domain.lifecycle import State
 from bot.domain.mig.planner import IDLE
+from bot.domain.offering_rules import training_plan_target
+from bot.domain.records import CapacityRecord
 
 Block = dict[str, Any]
 _ICONS = {
@@ -143,3 +147,31 @@ def status_blocks(d: Deployment, now: datetime) -> list[Block]:
 
 def refusal_text(refusals: Sequence[Refusal]) -> str:
     return "\n".join(f"• {esc(r.message)} [{r.rule.value}]" for r in refusals)
+
+
+def deployable(record: CapacityRecord) -> bool:
+    """An active training plan that reserves capacity for endpoints."""
+    res = record.reservation
+    return (
+        record.state in (State.ACTIVE, State.EXPIRING)
+        and res is not None
+        and res.kind is OptionKind.TRAINING_PLAN
+        and training_plan_target(record.request.workload) == "endpoint"
+    )
+
+
+def deploy_button(record: CapacityRecord) -> Block:
+    """Opens the deploy form with this plan chosen."""
+    return {
+        "type": "actions",
+        "block_id": f"deploy-open:{record.id}",
+        "elements": [
+            {
+                "type": "button",
+                "text": {"type": "plain_text", "text": "Deploy an endpoint"},
+                "style": "primary",
+                "action_id": ActionId.DEPLOY_OPEN.value,
+                "value": record.id,
+            }
+        ],
+    }

@@ -26,6 +26,8 @@ def usage(now: datetime) -> str:
         "• `/gpu list [PAGE]` your requests, newest first (approvers also see what waits "
         "for them; `/gpu list waiting [PAGE]` for all of it)\n"
         "• `/gpu cancel ID` cancel a request that is not approved yet\n"
+        "• `/gpu deploy [ID]` put SageMaker models on an active training plan's endpoint, "
+        "split into MIG partitions (a form)\n"
         "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
         "• `/gpu help` this text"
     )

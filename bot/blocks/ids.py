@@ -26,6 +26,7 @@ class CallbackId(StrEnum):
     RESERVE_FORM = "gpu_reserve_form"
     SUBMIT = "gpu_submit"
     REJECT = "gpu_reject"
+    DEPLOY = "gpu_deploy"
 
 
 class FormBlock(StrEnum):
@@ -44,6 +45,11 @@ class FormBlock(StrEnum):
     REASON = "reason"
     CHOICE = "choice"
     REJECT_REASON = "reject_reason"
+    DEPLOY_PLAN = "deploy_plan"
+    DEPLOY_MODELS = "deploy_models"
+    DEPLOY_COUNT = "deploy_count"
+    DEPLOY_LAYOUT = "deploy_layout"
+    DEPLOY_NAME = "deploy_name"
 
 
 # The same action id may appear on several cards; Slack needs unique ids per message only.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.blocks.deploy import deploy_button, deployable
 from bot.blocks.ids import ActionId
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
@@ -103,6 +104,8 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
         blocks.append(approval_buttons(record))
     if with_buttons and record.state is State.PURCHASE_UNKNOWN:
         blocks.append(unknown_buttons(record))
+    if with_buttons and deployable(record):
+        blocks.append(deploy_button(record))
     return blocks
 
 

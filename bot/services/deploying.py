@@ -14,7 +14,7 @@ Progress is one message, posted once (OnceOnly) and updated in place at each ste
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.blocks.deploy import progress
+from bot.blocks.ids import FormBlock
 from bot.domain.catalog import Catalog, UnknownInstanceType
 from bot.domain.comparison import OptionKind
 from bot.domain.deployment import (
@@ -41,12 +42,14 @@ from bot.domain.deployment.record import (
     deployment_from_plan,
 )
 from bot.domain.lifecycle import State
-from bot.domain.mig.planner import ModelNeed
+from bot.domain.mig import UnknownProfile
+from bot.domain.mig.planner import ModelError, ModelNeed
 from bot.domain.offering_rules import training_plan_target
 from bot.domain.purchase import TAG_NAMESPACE, TAG_REQUEST, TAG_REQUESTER
 from bot.domain.records import CapacityRecord, SlackMessage
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
+from bot.services.deploy_form import FormInput, field_errors
 from bot.services.jobs import JobKind, JobRegistry, RetryLater
 from bot.services.ports import Clock, Job, Store
 from bot.services.ports.deployments import DeploymentConflict, Deployments
@@ -92,10 +95,16 @@ def deploy_job(deployment_id: str, due: datetime) -> Job:
 class DeployRefused(Exception):
     """Nothing was recorded or sent: `refusals` name the rules, or `message` says why."""
 
-    def __init__(self, message: str, refusals: Sequence[Refusal] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        refusals: Sequence[Refusal] = (),
+        field: str = FormBlock.DEPLOY_PLAN.value,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.refusals = tuple(refusals)
+        self.field = field  # the deploy form's field it is about
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,7 @@ class DeployOrder:
     layout: tuple[str, ...] | None = None  # None: the planner picks
     endpoint_name: str | None = None  # None: derived from the request
     instance_type: str | None = None  # None: the plan's
+    whole_gpus: bool = False  # no partitions: every copy takes whole GPUs
 
 
 class DeployService:
@@ -198,12 +208,42 @@ class DeployService:
             instance_count=order.instance_count,
             models=order.models,
             layout=order.layout,
+            whole_gpus=order.whole_gpus,
             plan=plan,
             execution_role_arn=role,
             tags=self._tags(record, deployment_id or "pending"),
             region=res.region,
         )
-        return plan_deployment(ask, self.catalog, taken_endpoints=taken)
+        try:
+            return plan_deployment(ask, self.catalog, taken_endpoints=taken)
+        except UnknownProfile as exc:
+            raise DeployRefused(str(exc), field=FormBlock.DEPLOY_LAYOUT.value) from exc
+        except (ModelError, ValueError) as exc:
+            raise DeployRefused(str(exc), field=FormBlock.DEPLOY_MODELS.value) from exc
+
+    def check_form(
+        self, user: str, values: Mapping[str, str | None]
+    ) -> tuple[DeployOrder | None, dict[str, str]]:
+        """The deploy form read and checked with what the bot knows (no AWS call, so it
+        answers within Slack's 3 seconds): the order, or errors by field."""
+        form = FormInput(values)
+        if form.errors:
+            return None, form.errors
+        order = DeployOrder(
+            form.request_id,
+            form.models,
+            form.count,
+            form.layout,
+            form.name,
+            whole_gpus=form.whole_gpus,
+        )
+        try:
+            plan = self.check(user, order, look_up=False)
+        except DeployRefused as exc:
+            return None, {exc.field: exc.message}
+        if not plan.valid:
+            return None, field_errors(plan.errors)
+        return order, {}
 
     def start(self, user: str, order: DeployOrder) -> Deployment:
         """Check with AWS's answers and record the deployment with its job; DeployRefused

@@ -13,9 +13,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.adapters.slack.client import make_webhook_client
+from bot.blocks.deploy import deploy_button, deployable
 from bot.blocks.quote import quote_blocks, quote_fallback
 from bot.blocks.requests import card_fallback, request_card, requester_update
-from bot.blocks.text import esc
+from bot.blocks.text import clip, esc
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord, SlackMessage
 
@@ -90,4 +91,10 @@ class SlackNotifier:
         self.client.chat_postMessage(channel=user, text=text, blocks=blocks)
 
     def tell_requester(self, record: CapacityRecord) -> None:
-        self.client.chat_postMessage(channel=record.requester, text=requester_update(record))
+        text = requester_update(record)
+        if not deployable(record):
+            self.client.chat_postMessage(channel=record.requester, text=text)
+            return
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}]
+        blocks.append(deploy_button(record))
+        self.client.chat_postMessage(channel=record.requester, text=text, blocks=blocks)

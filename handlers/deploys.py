@@ -1,0 +1,80 @@
+"""`/gpu deploy`, the Deploy button and the deploy form, `/gpu cleanup` and the Clean up
+button on a deployment. Listeners only: the form is checked by the deploy service before
+the ack (errors go back on their fields); anything that calls AWS runs after it."""
+
+from __future__ import annotations
+
+from slack_bolt import Ack, App, BoltContext
+from slack_sdk import WebClient
+
+from bot.blocks.deploy import refusal_text
+from bot.blocks.deploy_form import DeployFormFill, deploy_form
+from bot.blocks.ids import ActionId, CallbackId
+from bot.blocks.text import esc
+from bot.services.container import Services
+from bot.services.deploying import DeployOrder, DeployRefused
+from handlers.context import interaction
+from handlers.conversation import Conversation, after_ack
+
+NO_PLAN = (
+    "You have no active training plan for endpoints. Reserve one with `/gpu reserve 1x "
+    "p4d.24xlarge 2d sagemaker inference`; once it is approved and active, `/gpu deploy` "
+    "puts models on it."
+)
+
+
+def register(app: App, services: Services) -> None:
+    @app.action(ActionId.DEPLOY_OPEN.value)
+    def deploy_open(ack: Ack, context: BoltContext, client: WebClient) -> None:
+        after_ack(ack, context, open_deploy_form, services, client, None)
+
+    @app.view(CallbackId.DEPLOY.value)
+    def deploy_submit(ack: Ack, context: BoltContext) -> None:
+        handle_deploy_form(services, ack, context)
+
+
+def open_deploy_form(
+    talk: Conversation, services: Services, client: WebClient, request_id: str | None
+) -> None:
+    about = talk.interaction
+    wanted = request_id or about.request_id
+    plans = services.deploys.plans_of(about.user)
+    if not plans:
+        talk.say(NO_PLAN)
+        return
+    chosen = next((r for r in plans if r.id == wanted), None)
+    if wanted and chosen is None:
+        talk.refuse(
+            f"{wanted} is not an active training plan for endpoints of yours. "
+            f"Yours: {', '.join(r.id for r in plans)}."
+        )
+        return
+    chosen = chosen or plans[0]
+    models = services.deploys.models(chosen.id)
+    view = deploy_form(plans, models, about.modal_metadata(), DeployFormFill(chosen.id))
+    client.views_open(trigger_id=about.trigger_id, view=view)
+
+
+def handle_deploy_form(services: Services, ack: Ack, context: BoltContext) -> None:
+    about = interaction(context)
+    order, errors = services.deploys.check_form(about.user, dict(about.values))
+    if errors or order is None:
+        ack(response_action="errors", errors=errors)
+        return
+    after_ack(ack, context, start_deployment, services, order)
+
+
+def start_deployment(talk: Conversation, services: Services, order: DeployOrder) -> None:
+    try:
+        d = services.deploys.start(talk.interaction.user, order)
+    except DeployRefused as exc:
+        text = f":no_entry: {esc(exc.message)}"
+        if exc.refusals:
+            text += "\n" + refusal_text(exc.refusals)
+        talk.say(text)
+        return
+    talk.say(
+        f":rocket: Deployment {d.id} started: endpoint `{esc(d.endpoint_name)}` on "
+        f"{esc(d.request_id)}. Its progress is in one message in your DMs; "
+        f"`/gpu status {d.id}` shows it too."
+    )

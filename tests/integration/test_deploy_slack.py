@@ -1,0 +1,112 @@
+"""`/gpu deploy` through the real Bolt app: the form, its checks on the fields, the Deploy
+button on an active plan's message, and a submitted form that ends in service."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from bot.blocks.ids import ActionId, CallbackId, FormBlock
+from bot.domain.deployment.record import DeployState
+from tests.integration.test_deploying import INFERENCE, active_plan
+from tests.slack_harness import REQUESTER, BotUnderTest
+from tests.slack_payloads import select, text_input
+
+MODELS = "llama-3-8b=18gb x2\nmistral-7b=16gb\nbge-embed=4gbx3"
+
+
+def form(bot: BotUnderTest) -> dict[str, Any]:
+    view: dict[str, Any] = bot.fake.of("views.open")[-1].view()
+    assert view["callback_id"] == CallbackId.DEPLOY.value
+    return view
+
+
+def submit(
+    bot: BotUnderTest, request_id: str, models: str = MODELS, layout: str = "", count: str = "1"
+) -> Any:
+    _token, response_url = bot.new_response_url()
+    values = {
+        FormBlock.DEPLOY_PLAN.value: select(request_id),
+        FormBlock.DEPLOY_MODELS.value: text_input(models),
+        FormBlock.DEPLOY_COUNT.value: {"type": "number_input", "value": count},
+        FormBlock.DEPLOY_LAYOUT.value: text_input(layout),
+        FormBlock.DEPLOY_NAME.value: text_input(""),
+    }
+    meta = json.dumps({"request": "", "response_url": response_url, "opened_from": "command"})
+    return bot.submit_view(CallbackId.DEPLOY.value, values, REQUESTER, meta)
+
+
+def test_gpu_deploy_opens_a_form_with_the_active_plans_and_the_models(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, token = bot.command("deploy")
+    bot.wait()
+    assert reply.status == 200
+    assert "no active training plan" in bot.responses(token)[-1]["text"]
+    request_id = active_plan(bot)
+    bot.command("deploy")
+    bot.wait()
+    view = form(bot)
+    plan = next(b for b in view["blocks"] if b.get("block_id") == FormBlock.DEPLOY_PLAN.value)
+    assert [o["value"] for o in plan["element"]["options"]] == [request_id]
+    assert plan["element"]["initial_option"]["value"] == request_id
+    assert "llama-3-8b" in json.dumps(view["blocks"])  # from ListModels
+
+
+def test_the_active_plans_message_has_a_deploy_button_that_opens_the_form(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = active_plan(bot)
+    active = [
+        c
+        for c in bot.fake.of("chat.postMessage")
+        if c.args["channel"] == REQUESTER and "is active" in str(c.args.get("text"))
+    ]
+    assert ActionId.DEPLOY_OPEN.value in json.dumps(active[-1].args.get("blocks"))
+    bot.click(ActionId.DEPLOY_OPEN.value, request_id, REQUESTER)
+    bot.wait()
+    assert form(bot)["blocks"]
+
+
+def test_a_form_the_rules_refuse_says_why_on_the_field_and_starts_nothing(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = active_plan(bot)
+    cases = [
+        ({"models": "llama-3-8b=4gb x57"}, FormBlock.DEPLOY_MODELS, "more-copies-than-partitions"),
+        ({"layout": "7g.40gb 1g.5gb"}, FormBlock.DEPLOY_LAYOUT, "layout-rejected"),
+        ({"layout": "9g.99gb"}, FormBlock.DEPLOY_LAYOUT, "9g.99gb"),
+        ({"count": "3"}, FormBlock.DEPLOY_COUNT, "more-instances-than-plan"),
+        (
+            {"models": "llama-3-8b=60gb", "layout": "4g.20gb 3g.20gb"},
+            FormBlock.DEPLOY_MODELS,
+            "whole-gpu-model-on-partitioned-endpoint",
+        ),
+        ({"models": "llama=lots"}, FormBlock.DEPLOY_MODELS, "cannot read model"),
+    ]
+    for fields, block, said in cases:
+        reply = submit(bot, request_id, **fields)
+        assert reply.status == 200
+        body = json.loads(reply.body)
+        assert body["response_action"] == "errors", fields
+        assert said in body["errors"][block.value], body
+    bot.wait()
+    assert bot.services.deploys.deployments.deployments_of(request_id) == []
+
+
+def test_a_submitted_form_deploys_and_reports_in_one_message(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = active_plan(bot, INFERENCE)
+    reply = submit(bot, request_id)
+    assert reply.status == 200 and reply.body == ""
+    bot.wait()
+    (d,) = bot.services.deploys.deployments.deployments_of(request_id)
+    for _ in range(20):
+        bot.clock.advance(timedelta(minutes=1))
+        bot.wait()
+    d = bot.services.deploys.get(d.id)
+    assert d.state is DeployState.IN_SERVICE, d.failure
+    progress = [
+        c
+        for c in bot.fake.of("chat.postMessage")
+        if f"Deployment {d.id}" in str(c.args.get("text"))
+    ]
+    assert len(progress) == 1
