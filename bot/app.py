@@ -7,6 +7,7 @@ what it needs handed in, so no layer depends on the choice of adapters made here
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -206,17 +207,19 @@ class AccountsMarket:
         self._ttl = settings.price_cache_ttl
         self._home = settings.aws_region
         self._markets: dict[str, AwsMarket] = {}
+        self._lock = threading.Lock()  # one market (and thread pool) per account
 
     def _market(self, account: str) -> AwsMarket:
-        if account not in self._markets:
-            self._markets[account] = AwsMarket(
-                lambda region: self._accounts.clients(account, region),
-                self._catalog,
-                cache=self._store,
-                price_ttl=self._ttl,
-                home_region=self._home,
-            )
-        return self._markets[account]
+        with self._lock:
+            if account not in self._markets:
+                self._markets[account] = AwsMarket(
+                    lambda region: self._accounts.clients(account, region),
+                    self._catalog,
+                    cache=self._store,
+                    price_ttl=self._ttl,
+                    home_region=self._home,
+                )
+            return self._markets[account]
 
     def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
         return self._market(self._accounts.resolve(request.account)).snapshot(request, now)

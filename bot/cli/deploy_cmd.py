@@ -14,7 +14,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bot.adapters.aws.request_check import request_problems, service_model
 from bot.cli.output import console, fail, print_json
 from bot.domain.catalog import UnknownInstanceType, default_catalog
 from bot.domain.deployment import (
@@ -100,6 +99,8 @@ def with_api_model_checked(plan: DeploymentPlan) -> DeploymentPlan:
     """`plan`, refused as well for any request the SageMaker API model would reject."""
     if not plan.valid:
         return plan
+    from bot.adapters.aws.request_check import request_problems  # botocore: only when used
+
     problems = [
         p
         for operation, params in plan.requests()
@@ -109,6 +110,8 @@ def with_api_model_checked(plan: DeploymentPlan) -> DeploymentPlan:
 
 
 def _plan_arn_pattern() -> re.Pattern[str]:
+    from bot.adapters.aws.request_check import service_model
+
     shape = service_model("sagemaker").shape_for("MlReservationArn")
     return re.compile(shape.metadata["pattern"])
 

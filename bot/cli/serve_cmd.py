@@ -102,12 +102,15 @@ def run_serve(args: argparse.Namespace) -> int:
     if problems:
         return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
     from bot import server
-    from bot.app import build_app, build_services
-    from bot.worker import Worker
 
     stops: list[Callable[[], None]] = []  # stop this process's job worker, then wait
 
     def start() -> tuple[Wiring, App]:
+        # Imported here, in each worker process after gunicorn forks: the master only
+        # supervises, and stays small.
+        from bot.app import build_app, build_services
+        from bot.worker import Worker
+
         services = build_services(settings)
         app = build_app(services)
         if not args.no_worker:
