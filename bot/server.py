@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor, wait
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
@@ -173,44 +173,41 @@ def _collect(wsgi: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> W
     return started[0], started[1], payload
 
 
-@dataclass
+# Bolt runs on these threads, waited for with a deadline (see _Call). A pool, not a thread
+# per request: starting a thread costs more than the rest of a `/gpu help` ack. Sized so
+# that requests stuck on a hung Redis (each holds a thread until its socket times out)
+# leave room; past that, new ones wait in the queue and get the unavailable answer.
+DISPATCH_THREADS = 64
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _dispatch_pool() -> ThreadPoolExecutor:
+    """Made on first use, in the process that serves (after gunicorn's fork)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(DISPATCH_THREADS, thread_name_prefix="slack-dispatch")
+        return _pool
+
+
 class _Call:
-    """`fn` on its own thread, waited for with a deadline: a request stuck on a hung
-    Redis keeps its thread, not the caller, past Slack's 3 seconds."""
+    """`fn` on a pool thread, waited for with a deadline: a request stuck on a hung
+    Redis keeps its pool thread, not the caller, past Slack's 3 seconds."""
 
-    fn: Callable[[], Any]
-    _on_done: Callable[[], None] | None = None
-    _result: list[Any] = field(default_factory=list)
-    _done: threading.Event = field(default_factory=threading.Event)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        threading.Thread(target=self._run, name="slack-dispatch", daemon=True).start()
-
-    def _run(self) -> None:
-        try:
-            self._result.append(self.fn())
-        except BaseException as exc:
-            self._result.append(exc)
-        finally:
-            with self._lock:
-                self._done.set()
-                then = self._on_done
-            if then is not None:
-                then()
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._future = _dispatch_pool().submit(fn)
 
     def then(self, fn: Callable[[], None]) -> None:
         """Run `fn` once the call is over (now, if it is)."""
-        with self._lock:
-            if not self._done.is_set():
-                self._on_done = fn
-                return
-        fn()
+        self._future.add_done_callback(lambda _done: fn())
 
     def wait(self, seconds: float) -> Any:
-        if not self._done.wait(seconds):
+        """The result, the exception raised, or None when not done within `seconds`."""
+        done, _ = wait([self._future], timeout=seconds)
+        if not done:
             return None
-        return self._result[0]
+        return self._future.exception() or self._future.result()
 
 
 def _within(seconds: float, check: HealthCheck) -> bool | None:
