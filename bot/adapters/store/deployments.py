@@ -12,7 +12,9 @@ from typing import cast
 
 import redis
 
-from bot.adapters.store.redis_store import RedisStore, _encode, _epoch
+from bot.adapters.store.base import epoch as _epoch
+from bot.adapters.store.job_queue import encode_job as _encode
+from bot.adapters.store.redis_store import RedisStore
 from bot.domain.deployment.record import Deployment
 from bot.services.ports import DeploymentConflict, Job
 
