@@ -108,9 +108,7 @@ def build_services(
     purchaser = purchaser or AwsPurchaser(accounts, catalog, clock)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = slack or make_web_client(token, settings.slack_api_url)
-    notifier = notifier or SlackNotifier(
-        slack, settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
-    )
+    notifier = notifier or SlackNotifier(slack)
     quotes = QuoteService(market, catalog, clock, settings.aws_region)
     limits = SpendingLimits(settings.second_approval_usd, settings.max_request_usd)
     directory = ApproverDirectory(
@@ -122,16 +120,18 @@ def build_services(
     submissions = SubmissionRules(limits, clock, settings.approval_timeout)
     requests = RequestService(store, submissions, clock, limits)
     quote_jobs = QuoteJobs(store, quotes, notifier, clock)
-    notifications = NotificationService(store, notifier, clock)
+    approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
+    timeout = max(1, round(settings.slack_timeout.total_seconds()))
+    poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
+    once = OnceOnly(store, poster, clock, settle=settings.delivery_settle)
+    notifications = NotificationService(store, once, clock, approval_channel)
     jobs = JobRegistry()
+    notifications.register(jobs)
     jobs.register(QUOTE, quote_jobs.run_quote)
     jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
-    approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
     aftercare = AwsAftercare(aws, catalog, clock)
-    poster = SlackPoster(once_only_client(token, str(slack.base_url)))
-    once = OnceOnly(store, poster, clock, settle=settings.delivery_settle)
     reminders = ReminderService(
         store,
         once,

@@ -162,6 +162,12 @@ class Settings(BaseSettings):
         "after an uncertain Slack post, wait this long before looking for it, e.g. 30s",
         default=timedelta(seconds=30),
     )
+    slack_timeout: timedelta = _env(
+        "GPU_BOT_SLACK_TIMEOUT",
+        "how long a Slack post is waited for before its outcome counts as unknown "
+        "(keep it under GPU_BOT_DELIVERY_SETTLE), e.g. 10s",
+        default=timedelta(seconds=10),
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env(
         "GPU_BOT_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR", default="INFO"
     )
@@ -178,7 +184,9 @@ class Settings(BaseSettings):
             return [parse_config_duration(part) for part in _split(value)]
         return value
 
-    @field_validator("approval_timeout", "price_cache_ttl", "delivery_settle", mode="before")
+    @field_validator(
+        "approval_timeout", "price_cache_ttl", "delivery_settle", "slack_timeout", mode="before"
+    )
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_config_duration(value) if isinstance(value, str) else value

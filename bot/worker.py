@@ -87,6 +87,14 @@ class Worker:
         try:
             self.jobs.run(job.kind, job.payload)
         except RetryLater as later:
+            if later.failed:
+                attempt = job.attempt + 1
+                if attempt >= MAX_ATTEMPTS:
+                    log.error("job %s failed %d times: given up (%s)", job.id, attempt, later)
+                    return _Done(job, error=later.reason)
+                log.warning("job %s failed (attempt %d): %s", job.id, attempt, later.reason)
+                retry_at = max(later.at, self.clock.now() + backoff(attempt))
+                return _Done(job, retry_at=retry_at, attempt=attempt)
             log.info("job %s gives itself back until %s: %s", job.id, later.at, later.reason)
             return _Done(job, retry_at=later.at)
         except ValidationError as exc:

@@ -9,6 +9,7 @@ import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from datetime import timedelta
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -25,6 +26,8 @@ from bot.app import Wiring, build_app, build_services
 from bot.config import Settings
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
+from bot.services.delivery import PACE_SECONDS
+from bot.services.notifications import KINDS as NOTIFICATION_KINDS
 from bot.worker import Worker
 from tests import slack_payloads as payloads
 from tests.slack_fake import FakeSlack
@@ -36,6 +39,7 @@ APPROVER_2 = "U0APPROVER2"
 GROUP_APPROVER = "U0GROUPAPPROVER"
 OUTSIDER = "U0OUTSIDER"
 APPROVAL_CHANNEL = "C0APPROVALS"
+PACED_KINDS = {kind.name for kind in NOTIFICATION_KINDS}
 
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
@@ -215,12 +219,31 @@ class BotUnderTest:
         crash would otherwise show only as a missing message."""
         assert self.services.after_ack.wait_idle(20), "background work did not finish"
         self.worker.drain()
+        for _ in range(100):
+            if not self._catch_up_pacing():
+                break
+            self.worker.drain()
         assert self.services.after_ack.wait_idle(20), "background work did not finish"
         if self.crashes.seen and not self.crashes_expected:
             raise AssertionError(
                 "work after the ack or a job raised (call bot.expect_crashes() in a test "
                 "that provokes this on purpose):\n" + self.crashes.report()
             )
+
+    def _catch_up_pacing(self) -> bool:
+        """Posts to one channel go out a second apart (bot/services/delivery.py): when the
+        next job is an approval card or a requester's message due within that, move the
+        clock to it, as real time would. (Reminder tests move the clock themselves.)"""
+        head = self.services.store.next_due()
+        now = self.clock.now()
+        if head is None:
+            return False
+        job_id, due = head
+        paced = job_id.split(":", 1)[0] in PACED_KINDS
+        if not paced or due <= now or due - now > timedelta(seconds=PACE_SECONDS):
+            return False
+        self.clock.set(due)
+        return True
 
     # --- reading ----------------------------------------------------------------------
 

@@ -88,9 +88,22 @@ class OnceOnly:
         except Uncertain as unsure:
             # Left pending: the next run looks in the conversation before posting again.
             retry_at = self.clock.now() + self.settle
-            raise RetryLater(retry_at, f"{key}: outcome unknown ({unsure})") from unsure
+            reason = f"{key}: outcome unknown ({unsure})"
+            raise RetryLater(retry_at, reason, failed=True) from unsure
         self._record(key, DeliveryState.SENT, channel, message.ts)
         return message
+
+    def begun(self, key: str) -> bool:
+        """Whether a post with `key` was made or may have been (not refused)."""
+        record = self.deliveries.delivery(key)
+        return record is not None and record.state is not DeliveryState.NOT_SENT
+
+    def sent(self, key: str) -> SlackMessage | None:
+        """The message posted with `key`, when it is known to have been sent."""
+        record = self.deliveries.delivery(key)
+        if record is None or record.state is not DeliveryState.SENT or record.ts is None:
+            return None
+        return SlackMessage(channel=record.channel, ts=record.ts)
 
     def update(self, message: SlackMessage, text: str, blocks: list[dict[str, Any]]) -> None:
         """Replace a message in place (idempotent: the same content twice is harmless)."""
@@ -99,6 +112,10 @@ class OnceOnly:
         except RateLimited as limited:
             retry_at = self.clock.now() + timedelta(seconds=max(limited.retry_after, 1.0))
             raise RetryLater(retry_at, f"Slack rate limit on {message.channel}") from limited
+        except Uncertain as unsure:
+            # Harmless to repeat: tried again after the worker's backoff.
+            reason = f"updating {message.channel} {message.ts}: {unsure}"
+            raise RetryLater(self.clock.now(), reason, failed=True) from unsure
 
     def _record(self, key: str, state: DeliveryState, channel: str, ts: str | None = None) -> None:
         record = DeliveryRecord(state=state, channel=channel, at=self.clock.now(), ts=ts)

@@ -9,7 +9,8 @@ A job id is unique per occurrence: `<kind>:<key>`, one key per request and kind,
 scheduling the same kind again replaces (or follows) the pending one instead of adding
 another. A handler that cannot finish yet raises `RetryLater(at, reason)`: its job goes
 back, due at `at`, without counting a failed attempt (Slack's Retry-After, capacity not
-active yet). Any other exception is a failed attempt, retried with backoff.
+active yet), or, with `failed=True`, counting one. Any other exception is a failed
+attempt, retried with backoff.
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ P = TypeVar("P", bound=BaseModel)
 
 
 class RetryLater(Exception):
-    """Raised by a handler: give the job back, due at `at`, without counting an attempt."""
+    """Raised by a handler: give the job back, due at `at`, without counting an attempt
+    unless `failed` (an outcome that went wrong, such as a Slack post that may not have
+    happened: counted, so that one failing for ever ends in the dead letters)."""
 
-    def __init__(self, at: datetime, reason: str) -> None:
+    def __init__(self, at: datetime, reason: str, failed: bool = False) -> None:
         self.at = at
         self.reason = reason
+        self.failed = failed
         super().__init__(f"retry at {at.isoformat()}: {reason}")
 
 

@@ -1,18 +1,37 @@
-"""Telling people, as a job after the state change (an outbox).
+"""Telling people, as jobs after the state change (an outbox).
 
 Every change that people should see schedules `notify:<request id>` in the same
-compare-and-set as the change. The job renders the request as it is *now*, so deliveries
-converge on the latest state whatever their order: the approval card is posted once (or
-updated in place), and the requester gets one message per decision. A Slack failure
-leaves the job to be retried; the state is already right in the store.
+compare-and-set as the change. That job only fans out: each recipient's message is its
+own job and its own once-only delivery (bot/services/delivery.py), so a slow, refused or
+rate-limited post to one never holds up another:
+
+- `card:<id>` posts the approval card once (or updates it in place), rendering the
+  request as it is *now*, so updates converge on the latest state whatever their order;
+- `tell:<id>:<state>:<attempt>` tells the requester of a decision, once per outcome.
+
+A card Slack refuses for good (archived channel, bot not in it, blocks refused) is
+logged for the operator, noted in the audit trail, and the requester is told by DM.
 """
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.blocks.deploy import deploy_button, deployable
+from bot.blocks.quote import quote_blocks
+from bot.blocks.requests import card_fallback, request_card, requester_update
+from bot.blocks.text import clip, esc
 from bot.domain.lifecycle import State
-from bot.domain.records import CapacityRecord
+from bot.domain.records import CapacityRecord, SlackMessage
 from bot.services.changes import BOT, Change, apply_change
-from bot.services.ports import Clock, Notifier, Store
+from bot.services.delivery import OnceOnly
+from bot.services.jobs import JobKind, JobRegistry, RequestJob
+from bot.services.ports import Clock, Job, Refused, Store
+
+log = logging.getLogger(__name__)
 
 # Outcomes of an approval: the requester hears of each by direct message, once.
 APPROVAL_OUTCOMES = frozenset(
@@ -32,45 +51,193 @@ APPROVAL_OUTCOMES = frozenset(
 BEFORE_SUBMISSION = frozenset({State.DRAFT, State.QUOTED, State.FAILED})
 
 
+class _Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TellJob(_Payload):
+    """Tell the requester that the request reached `state` (on purchase attempt
+    `attempts`: a request re-quoted and approved again is told again)."""
+
+    request: str
+    state: State
+    attempts: int
+
+
+class CardRefusedJob(_Payload):
+    """Tell the requester that Slack refused their approval card."""
+
+    request: str
+    channel: str
+    error: str
+
+
+CARD = JobKind("card", RequestJob)
+TELL = JobKind("tell", TellJob)
+CARD_REFUSED = JobKind("card-refused", CardRefusedJob)
+KINDS = (CARD, TELL, CARD_REFUSED)
+
+
+def card_key(request_id: str) -> str:
+    return f"card:{request_id}"
+
+
+def told_key(request_id: str, state: State, attempts: int) -> str:
+    return f"told:{request_id}:{state.value}:{attempts}"
+
+
 class NotificationService:
-    def __init__(self, store: Store, notifier: Notifier, clock: Clock) -> None:
+    def __init__(
+        self, store: Store, delivery: OnceOnly, clock: Clock, approval_channel: str
+    ) -> None:
         self.store = store
-        self.notifier = notifier
+        self.delivery = delivery
         self.clock = clock
+        self.approval_channel = approval_channel
+
+    def register(self, jobs: JobRegistry) -> None:
+        jobs.register(CARD, lambda job: self.show_card(job.request))
+        jobs.register(TELL, self.tell)
+        jobs.register(CARD_REFUSED, self.tell_card_refused)
+
+    # --- the notify job: one job per recipient ------------------------------------------
 
     def deliver(self, request_id: str) -> None:
         record = self.store.get(request_id)
         if record is None:
             return
+        now = self.clock.now()
+        jobs: list[Job] = []
+        submitted = record.state not in BEFORE_SUBMISSION and record.state is not State.CANCELLED
+        if record.approval_message is not None or submitted:
+            jobs.append(CARD.job(record.id, now, RequestJob(request=record.id)))
+        told = told_key(record.id, record.state, len(record.attempts))
+        wants_telling = record.state in APPROVAL_OUTCOMES or (
+            record.state is State.QUOTED and bool(record.failure)
+        )
+        # `delivered`: told before deliveries were once-only (kept for records of then).
+        if wants_telling and not self.store.delivered(told):
+            payload = TellJob(request=record.id, state=record.state, attempts=len(record.attempts))
+            jobs.append(TELL.job(told.removeprefix("told:"), now, payload))
+        if jobs:
+            self.store.schedule_many(jobs)
+            self.store.wake()
+
+    # --- the approval card ---------------------------------------------------------------
+
+    def show_card(self, request_id: str) -> None:
+        """Post the card once, or update it to the request as it is now."""
+        record = self.store.get(request_id)
+        if record is None:
+            return
         if record.approval_message is None:
             if record.state in BEFORE_SUBMISSION or record.state is State.CANCELLED:
-                return  # never submitted (or cancelled before): nothing was posted
-            record = self._post_card(record)
-        else:
-            self.notifier.update_request(record)
-        # Per attempt: a request re-quoted and approved again is told again.
-        told = f"told:{record.id}:{record.state.value}:{len(record.attempts)}"
-        if record.state is State.QUOTED and record.failure and not self.store.delivered(told):
-            # Not bought (the offering moved, AWS refused): the new quote, to submit again.
-            self.notifier.tell_requester(record)
-            self.notifier.quote_ready(record, None)
-            self.store.mark_delivered(told, self.clock.now())
-        if record.state in APPROVAL_OUTCOMES and not self.store.delivered(told):
-            self.notifier.tell_requester(record)
-            self.store.mark_delivered(told, self.clock.now())
+                return  # never submitted (or cancelled before): nothing to show
+            blocks = request_card(record)
+            key = card_key(record.id)
+            try:
+                posted = self.delivery.send(
+                    key, self.approval_channel, card_fallback(record), blocks
+                )
+            except Refused as refused:
+                if not refused.lasting:
+                    raise  # the app's own setup (token, scopes): retried, then dead letters
+                self._card_refused(record, refused.error)
+                return
+            # None: posted by an earlier run (found after an uncertain outcome), showing
+            # the request as it was then: it is updated below.
+            message = posted or self.delivery.sent(key)
+            if message is None:
+                return
+            saved = self._remember_card(record.id, message)
+            if saved is None or (posted is not None and request_card(saved) == blocks):
+                return
+            record = saved  # decided since the card was rendered
+        self._update_card(record)
 
-    def _post_card(self, record: CapacityRecord) -> CapacityRecord:
-        message = self.notifier.post_request(record)
-        if message is None:
-            return record
-
+    def _remember_card(self, request_id: str, message: SlackMessage) -> CapacityRecord | None:
         def posted(r: CapacityRecord) -> Change | None:
             if r.approval_message is not None:
                 return None
             new = r.model_copy(update={"approval_message": message})
             return Change(new, "posted", BOT, f"{message.channel} {message.ts}")
 
-        saved, _ = apply_change(self.store, record.id, posted, self.clock.now)
-        if saved is not None and saved.state is not record.state:
-            self.notifier.update_request(saved)  # decided while the card was being posted
-        return saved or record
+        saved, _ = apply_change(self.store, request_id, posted, self.clock.now)
+        return saved
+
+    def _update_card(self, record: CapacityRecord) -> None:
+        message = record.approval_message
+        if message is None:
+            return
+        try:
+            self.delivery.update(message, card_fallback(record), request_card(record))
+        except Refused as refused:
+            if not refused.lasting:
+                raise
+            # Deleted, archived, or refused: the requester is told by their own job, and
+            # /gpu status still shows the request.
+            log.error(
+                "the approval card of %s in %s cannot be updated (%s): fix the channel",
+                record.id,
+                message.channel,
+                refused.error,
+            )
+
+    def _card_refused(self, record: CapacityRecord, error: str) -> None:
+        log.error(
+            "the approval card of %s could not be posted to %s (%s): fix the approval channel",
+            record.id,
+            self.approval_channel,
+            error,
+        )
+        now = self.clock.now()
+        payload = CardRefusedJob(request=record.id, channel=self.approval_channel, error=error)
+        job = CARD_REFUSED.job(record.id, now, payload)
+
+        def noted(r: CapacityRecord) -> Change:
+            detail = f"{self.approval_channel}: {error}"
+            return Change(r, "card-refused", BOT, detail, schedule=(job,))
+
+        apply_change(self.store, record.id, noted, self.clock.now)
+
+    def tell_card_refused(self, job: CardRefusedJob) -> None:
+        record = self.store.get(job.request)
+        if record is None:
+            return
+        text = (
+            f":warning: Your GPU request *{record.id}* could not be shown to the approvers: "
+            f"Slack refused the card in <#{esc(job.channel)}> (`{esc(job.error)}`). "
+            "Approvers can still decide from the bot's Home tab; the bot's operator has "
+            "been told to fix the channel."
+        )
+        self._dm(f"card-refused:{record.id}", record.requester, text, [])
+
+    # --- the requester -------------------------------------------------------------------
+
+    def tell(self, job: TellJob) -> None:
+        record = self.store.get(job.request)
+        if record is None:
+            return
+        key = told_key(record.id, job.state, job.attempts)
+        moved_on = record.state is not job.state
+        if moved_on and job.state is State.QUOTED and not self.delivery.begun(key):
+            return  # resubmitted already: that new quote's buttons would be stale
+        if moved_on:
+            record = record.model_copy(update={"state": job.state})  # told as it happened
+        text = requester_update(record)
+        section = {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}
+        blocks: list[dict[str, Any]] = []
+        if record.state is State.QUOTED and record.quote is not None:
+            # Not bought (the offering moved, AWS refused): the new quote, to submit again.
+            blocks = [section, *quote_blocks(record.quote, record.id)]
+        elif deployable(record):
+            blocks = [section, deploy_button(record)]
+        self._dm(key, record.requester, text, blocks)
+
+    def _dm(self, key: str, user: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        try:
+            self.delivery.send(key, user, text, blocks)
+        except Refused as refused:
+            if not refused.lasting:
+                raise
+            log.error("could not tell %s (%s): Slack refused the DM: %s", user, key, refused.error)

@@ -24,6 +24,8 @@ from bot.adapters.slack.local_api import Call, LocalSlackApi
 from bot.adapters.store import open_store
 from bot.app import DEFAULT_APPROVAL_CHANNEL, Wiring, build_app, build_services
 from bot.config import Settings, load_settings
+from bot.services.delivery import PACE_SECONDS
+from bot.services.notifications import KINDS as NOTIFICATION_KINDS
 from bot.shell.payloads import Body
 from bot.shell.people import DEFAULT_APPROVERS
 from bot.worker import Worker
@@ -31,6 +33,7 @@ from bot.worker import Worker
 log = logging.getLogger(__name__)
 COMMAND_CHANNEL = ("C0GENERAL", "general")  # where slash commands are typed
 SETTLE_TIMEOUT = 30.0  # seconds to wait for the work a request started after its ack
+PACED_KINDS = {kind.name for kind in NOTIFICATION_KINDS}
 
 
 @dataclass(frozen=True)
@@ -100,11 +103,25 @@ class ConsoleSlack:
         """What the app sent since last time, once the work started after the acks and
         every job due now (quotes) are done: what `serve` and its worker would do."""
         self._wait_idle()
-        while self.worker.drain():
+        while self.worker.drain() or self._catch_up_pacing():
             self._wait_idle()
         calls = self.api.since(self._seen)
         self._seen += len(calls)
         return calls
+
+    def _catch_up_pacing(self) -> bool:
+        """Posts to one channel go out a second apart: a card or a message to a requester
+        held back for that goes out now, the sandbox clock moving on the second."""
+        head = self.services.store.next_due()
+        if head is None:
+            return False
+        job_id, due = head
+        wait = due - self.clock.now()
+        paced = job_id.split(":", 1)[0] in PACED_KINDS
+        if not paced or wait <= timedelta(0) or wait > timedelta(seconds=PACE_SECONDS):
+            return False
+        self.clock.advance(wait)
+        return True
 
     def _wait_idle(self) -> None:
         if not self.services.after_ack.wait_idle(SETTLE_TIMEOUT):

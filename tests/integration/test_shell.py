@@ -204,7 +204,8 @@ def test_a_pending_request_times_out_when_the_clock_moves_on(tmp_path: Path) -> 
     assert "  [1] Approve  [2] Reject…" in home
     assert "bob> worker\nNo jobs due.\n" in out
     after = out.split("bob> clock +2d", 1)[1]
-    assert "2 due jobs ran." in after  # the timeout, then telling people
+    # The timeout, the notify job, and what it fans out to: the card and the requester.
+    assert "4 due jobs ran." in after
     card = section(after, "#approvals · message 2, updated in place")
     assert "  :zzz: *Timed out*" in card
     assert "Approve" not in card

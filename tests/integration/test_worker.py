@@ -69,6 +69,30 @@ def test_a_job_that_asks_to_run_later_is_not_counted_as_failed(make_bot) -> None
     assert worker.run_once() == 0  # it finished
 
 
+def test_a_failed_give_back_counts_an_attempt_and_ends_with_the_dead_letters(make_bot) -> None:  # type: ignore[no-untyped-def]
+    """A post whose outcome stays unknown gives its job back for the time to look, and
+    counts as a failure: one failing for ever is buried, not retried for ever."""
+    bot: BotUnderTest = make_bot()
+    runs: list[int] = []
+
+    def unsure(payload: Numbered) -> None:
+        runs.append(payload.n)
+        raise RetryLater(bot.clock.now() + timedelta(seconds=30), "outcome unknown", failed=True)
+
+    kind = JobKind("unsure", Numbered)
+    bot.services.jobs.register(kind, unsure)
+    store = bot.services.store
+    store.schedule(kind.job("R1", bot.clock.now(), Numbered(n=1)))
+    worker = Worker(bot.services)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        assert worker.run_once() == 1
+        assert worker.run_once() == 0
+        bot.clock.advance(max(backoff(attempt), timedelta(seconds=30)))
+    assert len(runs) == MAX_ATTEMPTS
+    assert store.dead_jobs()["unsure:R1"]["error"] == "outcome unknown"
+    assert worker.run_once() == 0
+
+
 def test_a_failing_job_is_retried_with_backoff_then_buried(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot: BotUnderTest = make_bot()
     worker = Worker(bot.services)

@@ -61,6 +61,7 @@ class _Fault:
     times: int
     retry_after: int | None = None
     after_effect: bool = False  # the call takes effect, then the error is answered
+    error: str | None = None  # Slack's error code (a refusal is answered 200, ok: false)
 
 
 def dm_channel(channel: str) -> str:
@@ -81,6 +82,7 @@ class LocalSlackApi:
 
     def __post_init__(self) -> None:
         self._faults: dict[str, _Fault] = {}
+        self._slow: dict[str, list[float]] = {}  # method -> [seconds, times left]
         # Posted messages by channel, oldest first: conversations.history reads them.
         self.messages: dict[str, list[dict[str, Any]]] = {}
         # Seconds between taking a call's effect and answering it: a worker killed in
@@ -142,6 +144,18 @@ class LocalSlackApi:
         500: the uncertain outcome)."""
         with self._lock:
             self._faults[method] = _Fault(status, times, retry_after, after_effect)
+
+    def refuse(self, method: str, error: str, times: int = 1) -> None:
+        """The next `times` calls of `method` are refused as Slack refuses them: HTTP 200,
+        `{"ok": false, "error": error}` (is_archived, not_in_channel, ...), nothing done."""
+        with self._lock:
+            self._faults[method] = _Fault(200, times, error=error)
+
+    def slow(self, method: str, seconds: float, times: int = 1) -> None:
+        """The next `times` calls of `method` take effect at once and are answered after
+        `seconds` (longer than the client waits: a post that happened, unknown to it)."""
+        with self._lock:
+            self._slow[method] = [seconds, times]
 
     def reset_messages(self) -> None:
         with self._lock:
@@ -222,7 +236,7 @@ class LocalSlackApi:
                 if fault.after_effect:
                     self._answer(method, args)
                 status = fault.status
-                error = "ratelimited" if status == 429 else "internal_error"
+                error = fault.error or ("ratelimited" if status == 429 else "internal_error")
                 body: dict[str, Any] = {"ok": False, "error": error}
                 if fault.retry_after is not None:
                     headers["Retry-After"] = str(fault.retry_after)
@@ -230,8 +244,13 @@ class LocalSlackApi:
                 status, body = 200, self._answer(method, args)
             if self.keep_calls:
                 self.calls.append(Call(method, args, status, token, body))
-        if self.latency_s:
-            time.sleep(self.latency_s)
+            delay = self.latency_s
+            slow = self._slow.get(method)
+            if slow and slow[1] > 0:
+                slow[1] -= 1
+                delay = slow[0]
+        if delay:
+            time.sleep(delay)
         payload = json.dumps(body).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json")

@@ -20,6 +20,35 @@ from bot.services.ports import RateLimited, Refused, Uncertain
 
 log = logging.getLogger(__name__)
 METADATA_EVENT = "gpu_bot_delivery"
+# Refusals about the message or where it goes: the same post would be refused again.
+LASTING_ERRORS = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "is_inactive",
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "invalid_metadata_format",
+        "invalid_metadata_schema",
+        "metadata_too_large",
+        "msg_too_long",
+        "no_text",
+        "too_many_attachments",
+        "restricted_action",
+        "restricted_action_read_only_channel",
+        "restricted_action_thread_only_channel",
+        "restricted_action_non_threadable_channel",
+        "message_not_found",
+        "cant_update_message",
+        "edit_window_closed",
+        "user_not_found",
+        "user_not_visible",
+        "user_disabled",
+        "cannot_dm_bot",
+        "messages_tab_disabled",
+    }
+)
 MAX_PAGES = 10  # of 200 messages: a reminder is looked for among the recent ones only
 
 
@@ -40,7 +69,7 @@ class SlackPoster:
             self.client.chat_postMessage,
             channel=channel,
             text=text,
-            blocks=blocks,
+            blocks=blocks or None,  # a text-only message
             metadata=metadata,
             unfurl_links=False,
         )
@@ -89,6 +118,7 @@ class SlackPoster:
                 raise RateLimited(float(headers.get("retry-after") or 1)) from error
             if status >= 500:
                 raise Uncertain(f"Slack answered {status}") from error
-            raise Refused(str(error.response.get("error") or status)) from error
+            code = str(error.response.get("error") or status)
+            raise Refused(code, lasting=code in LASTING_ERRORS) from error
         except (SlackRequestError, OSError) as error:  # timeouts, resets, refused connections
             raise Uncertain(f"{type(error).__name__}: {error}") from error

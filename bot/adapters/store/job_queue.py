@@ -115,6 +115,13 @@ class JobQueueInRedis(RedisBase):
         )
         return self._release_many("bury", [(job, 0, record)])[0]
 
+    def next_due(self) -> tuple[str, datetime] | None:
+        """The soonest scheduled job: its id and when it is due (None: nothing is)."""
+        head = cast(
+            list[tuple[str, float]], self.redis.zrange(self.key("due"), 0, 0, withscores=True)
+        )
+        return (str(head[0][0]), datetime.fromtimestamp(head[0][1], UTC)) if head else None
+
     def dead_jobs(self) -> dict[str, dict[str, Any]]:
         raw = cast(dict[str, str], self.redis.hgetall(self.key("dead")))
         return {job: json.loads(value) for job, value in raw.items()}

@@ -65,10 +65,13 @@ class Uncertain(Exception):
 
 
 class Refused(Exception):
-    """Slack refused the message for good (channel_not_found, invalid_blocks, ...)."""
+    """Slack said no. `lasting`: the refusal is about this message or its channel
+    (channel_not_found, is_archived, invalid_blocks, ...) and posting it again cannot
+    help; otherwise it is about the app's own setup (a token, a scope) and may be mended."""
 
-    def __init__(self, error: str) -> None:
+    def __init__(self, error: str, lasting: bool = False) -> None:
         self.error = error
+        self.lasting = lasting
         super().__init__(error)
 
 

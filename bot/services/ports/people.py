@@ -5,19 +5,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from bot.domain.recommendation import Quote
-from bot.domain.records import CapacityRecord, SlackMessage
+from bot.domain.records import CapacityRecord
 
 
 class Notifier(Protocol):
-    """Tells people about requests (Slack in production, the console in the shell)."""
-
-    def post_request(self, record: CapacityRecord) -> SlackMessage | None:
-        """Post the approval card; returns where it was posted."""
-        ...
-
-    def update_request(self, record: CapacityRecord) -> None:
-        """Re-render the approval card in place (no buttons once decided)."""
-        ...
+    """Answers people where they asked: comparisons and replies (Slack in production,
+    the console in the shell)."""
 
     def quote_ready(self, record: CapacityRecord, response_url: str | None) -> None:
         """Show the requester the comparison with Submit / Cancel (or why quoting
@@ -38,10 +31,6 @@ class Notifier(Protocol):
     ) -> None:
         """Answer a user where they asked (a response_url), else by DM; `replace` the
         message at the response_url, or add one beside it."""
-        ...
-
-    def tell_requester(self, record: CapacityRecord) -> None:
-        """A direct message to the requester about the request's new state."""
         ...
 
 
