@@ -8,6 +8,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
+from bot.blocks.deploy import deployments_block
 from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks
 from bot.blocks.modals import reserve_form
@@ -21,10 +22,10 @@ from bot.domain.request import IncompleteRequest, RequestDraft
 from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
-from handlers.deploys import open_deploy_form
+from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_deployment
 
 LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
-SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "deploy", "mig", "help")
+SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "deploy", "cleanup", "mig", "help")
 MIG_USAGE = (
     "`/gpu mig check INSTANCE PROFILE... [ami=VERSION]`, for example "
     "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb`"
@@ -60,6 +61,14 @@ def handle_gpu(
             ack(text=f"Usage: {LIST_USAGE}")
             return
         after_ack(ack, context, _list, services, *which)
+    elif sub == "cleanup":
+        if not rest.strip():
+            ack(
+                text="What should be cleaned up? `/gpu cleanup D3` (a deployment) or `/gpu "
+                "cleanup R12` (every deployment of a request)."
+            )
+            return
+        after_ack(ack, context, clean_up, services, rest.strip())
     elif sub == "deploy":
         after_ack(ack, context, open_deploy_form, services, client, rest.strip() or None)
     elif sub == "mig":
@@ -142,6 +151,9 @@ def _mig(services: Services, rest: str) -> dict[str, Any]:
 
 
 def _status(talk: Conversation, services: Services, request_id: str) -> None:
+    if is_deployment_id(request_id):
+        show_deployment(talk, services, request_id)
+        return
     if request_id:
         record = services.queries.get(request_id)
     else:
@@ -151,10 +163,11 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
         what = f"request {esc(request_id)}" if request_id else "any request of yours"
         talk.show(f"I can't find {what}. `/gpu list` shows yours.")
         return
-    talk.show(
-        f"Request {record.id}: {record.state.label}",
-        status_blocks(record, services.queries.history(record.id)),
-    )
+    blocks = status_blocks(record, services.queries.history(record.id))
+    deployments = services.deploys.of_request(record.id)
+    if deployments:
+        blocks.append(deployments_block(deployments))
+    talk.show(f"Request {record.id}: {record.state.label}", blocks)
 
 
 def list_args(rest: str) -> tuple[bool, int] | None:

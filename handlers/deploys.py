@@ -7,7 +7,7 @@ from __future__ import annotations
 from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
-from bot.blocks.deploy import refusal_text
+from bot.blocks.deploy import headline, refusal_text, status_blocks
 from bot.blocks.deploy_form import DeployFormFill, deploy_form
 from bot.blocks.ids import ActionId, CallbackId
 from bot.blocks.text import esc
@@ -27,6 +27,10 @@ def register(app: App, services: Services) -> None:
     @app.action(ActionId.DEPLOY_OPEN.value)
     def deploy_open(ack: Ack, context: BoltContext, client: WebClient) -> None:
         after_ack(ack, context, open_deploy_form, services, client, None)
+
+    @app.action(ActionId.DEPLOY_CLEANUP.value)
+    def deploy_cleanup(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, clean_up, services, None)
 
     @app.view(CallbackId.DEPLOY.value)
     def deploy_submit(ack: Ack, context: BoltContext) -> None:
@@ -78,3 +82,27 @@ def start_deployment(talk: Conversation, services: Services, order: DeployOrder)
         f"{esc(d.request_id)}. Its progress is in one message in your DMs; "
         f"`/gpu status {d.id}` shows it too."
     )
+
+
+def is_deployment_id(text: str) -> bool:
+    return text[:1].upper() == "D" and text[1:].isdigit()
+
+
+def show_deployment(talk: Conversation, services: Services, deployment_id: str) -> None:
+    d = services.deploys.status(deployment_id.upper())
+    if d is None:
+        talk.show(f"I can't find deployment {esc(deployment_id)}.")
+        return
+    talk.show(headline(d), status_blocks(d, services.clock.now()))
+
+
+def clean_up(talk: Conversation, services: Services, target: str | None) -> None:
+    """`/gpu cleanup D3` (or R3: each of its deployments), or the Clean up button."""
+    about = talk.interaction
+    wanted = (target or about.request_id or "").strip().upper()
+    is_approver = services.approvals.is_approver(about.user)
+    if is_deployment_id(wanted):
+        said = [services.deploys.cleanup(wanted, about.user, is_approver)]
+    else:
+        said = services.deploys.cleanup_request(wanted, about.user, is_approver)
+    talk.say("\n".join(esc(s) for s in said))

@@ -175,3 +175,13 @@ def deploy_button(record: CapacityRecord) -> Block:
             }
         ],
     }
+
+
+def deployments_block(ds: Sequence[Deployment]) -> Block:
+    """A request's deployments, one line each, under its status."""
+    lines = [
+        f"{_ICONS[d.state]} {d.id}: endpoint `{esc(d.endpoint_name)}` {d.state.label} "
+        f"(`/gpu status {d.id}`)"
+        for d in ds
+    ]
+    return _context("*Deployments*\n" + "\n".join(lines))

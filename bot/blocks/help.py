@@ -28,6 +28,9 @@ def usage(now: datetime) -> str:
         "• `/gpu cancel ID` cancel a request that is not approved yet\n"
         "• `/gpu deploy [ID]` put SageMaker models on an active training plan's endpoint, "
         "split into MIG partitions (a form)\n"
+        "• `/gpu status D3` a deployment: its endpoint, components and the plan's time left\n"
+        "• `/gpu cleanup D3` delete a deployment (components, endpoint, configuration); "
+        "`/gpu cleanup R12` every deployment of a request\n"
         "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
         "• `/gpu help` this text"
     )

@@ -37,6 +37,7 @@ from bot.domain.deployment import (
 )
 from bot.domain.deployment.record import (
     TAG_DEPLOYMENT,
+    DeployedComponent,
     Deployment,
     DeployState,
     deployment_from_plan,
@@ -85,11 +86,19 @@ class DeploymentJob(_Payload):
 
 
 DEPLOY = JobKind("deploy", DeploymentJob)
-KINDS = (DEPLOY,)
+UNDEPLOY = JobKind("undeploy", DeploymentJob)
+KINDS = (DEPLOY, UNDEPLOY)
+# Deleting in this order never trips over a dependency (components live on the endpoint,
+# the endpoint uses the config).
+DELETE_ORDER = ("inference-component", "endpoint", "endpoint-config")
 
 
 def deploy_job(deployment_id: str, due: datetime) -> Job:
     return DEPLOY.job(deployment_id, due, DeploymentJob(deployment=deployment_id))
+
+
+def undeploy_job(deployment_id: str, due: datetime) -> Job:
+    return UNDEPLOY.job(deployment_id, due, DeploymentJob(deployment=deployment_id))
 
 
 class DeployRefused(Exception):
@@ -141,6 +150,7 @@ class DeployService:
 
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(DEPLOY, lambda job: self.run_deploy(job.deployment))
+        jobs.register(UNDEPLOY, lambda job: self.run_undeploy(job.deployment))
 
     # --- what can be deployed ----------------------------------------------------------
 
@@ -451,10 +461,132 @@ class DeployService:
 
         apply_change(self.store, request_id, same, self.clock.now)
 
+    # --- cleanup -------------------------------------------------------------------------
+
+    def cleanup(self, deployment_id: str, user: str, is_approver: bool) -> str:
+        """Start deleting a deployment (the Clean up button, `/gpu cleanup D3`); what to
+        tell the person. The undeploy job deletes and verifies."""
+        d = self.deployments.deployment(deployment_id)
+        if d is None:
+            return f"There is no deployment {deployment_id}."
+        if user != d.requester and not is_approver:
+            return f"Only {d.id}'s requester or an approver can clean it up."
+        if d.state is DeployState.DELETED:
+            return f"{d.id} is cleaned up already: nothing tagged for it is left."
+        if d.state is DeployState.REFUSED:
+            return f"{d.id} was refused before anything was made: nothing to clean up."
+        if d.state is DeployState.DELETING:
+            return f"{d.id} is being cleaned up; you will see it in its message."
+        now = self.clock.now()
+        try:
+            self.deployments.save_deployment(
+                d,
+                d.model_copy(update={"state": DeployState.DELETING, "updated_at": now}),
+                [undeploy_job(d.id, now)],
+            )
+        except DeploymentConflict:
+            return f"{d.id} changed just now; press again."
+        self._audit(d.request_id, "undeploy-requested", user, f"{d.id}: {d.endpoint_name}")
+        return (
+            f"Cleaning up {d.id}: its inference components, then endpoint `{d.endpoint_name}`, "
+            "then its configuration. Its message says when nothing is left."
+        )
+
+    def cleanup_request(self, request_id: str, user: str, is_approver: bool) -> list[str]:
+        """`/gpu cleanup R3`: every deployment of the request that may hold something."""
+        live = [d for d in self.deployments.deployments_of(request_id) if d.state.live]
+        if not live:
+            return [f"{request_id} has no deployment holding anything in AWS."]
+        return [self.cleanup(d.id, user, is_approver) for d in live]
+
+    def run_undeploy(self, deployment_id: str) -> Deployment | None:
+        d = self.deployments.deployment(deployment_id)
+        if d is None or d.state is not DeployState.DELETING:
+            return d
+        d = self._ensure_message(d)
+        try:
+            d = self._delete_step(d)
+        except HostingError as error:
+            self._show(d)
+            raise RetryLater(self.clock.now() + POLL, f"AWS: {error}") from error
+        self._show(d)
+        if d.state is DeployState.DELETING:
+            raise RetryLater(self.clock.now() + POLL, f"{d.id}: waiting for deletions")
+        return d
+
+    def _delete_step(self, d: Deployment) -> Deployment:
+        """One pass: delete the first kind still there (components, endpoint, config),
+        and only when AWS shows nothing tagged for the deployment call it done."""
+        region, account = d.region, d.account
+        found = self.hosting.components(account, region, d.endpoint_name)
+        ours = [c for c in found if self._ours(d, c)]
+        components = tuple(
+            c.model_copy(update={"status": _status_of(c.name, ours, "Deleted"), "reason": None})
+            for c in d.components
+        )
+        if ours:
+            for c in ours:
+                if c.status != "Deleting":
+                    self.hosting.delete(account, region, "inference-component", c.name)
+            return self._change(d, components=_deleting(components, ours))
+        endpoint = self.hosting.endpoint(account, region, d.endpoint_name)
+        if endpoint is not None and self._ours(d, endpoint):
+            if endpoint.status != "Deleting":
+                self.hosting.delete(account, region, "endpoint", d.endpoint_name)
+            return self._change(d, components=components, endpoint_status="Deleting")
+        config = self.hosting.config(account, region, d.config_name)
+        if config is not None and self._ours(d, config):
+            self.hosting.delete(account, region, "endpoint-config", d.config_name)
+        left = self.hosting.tagged(account, region, TAG_DEPLOYMENT, d.id)
+        if left:
+            # Made by a deploy step that raced the cleanup: delete it on the next pass.
+            for kind, name in sorted(left, key=lambda item: DELETE_ORDER.index(item[0])):
+                self.hosting.delete(account, region, kind, name)
+            return self._change(d, components=components)
+        done = self._change(
+            d,
+            components=components,
+            endpoint_status="Deleted",
+            config_exists=False,
+            state=DeployState.DELETED,
+        )
+        self._audit(d.request_id, "undeployed", BOT, f"{d.id}: nothing tagged for it is left")
+        return done
+
     # --- reading ------------------------------------------------------------------------
 
     def get(self, deployment_id: str) -> Deployment | None:
         return self.deployments.deployment(deployment_id)
+
+    def of_request(self, request_id: str) -> list[Deployment]:
+        return self.deployments.deployments_of(request_id)
+
+    def status(self, deployment_id: str) -> Deployment | None:
+        """The deployment with what AWS says of it now (read only; nothing is saved)."""
+        d = self.deployments.deployment(deployment_id)
+        if d is None or not d.state.live:
+            return d
+        try:
+            endpoint = self.hosting.endpoint(d.account, d.region, d.endpoint_name)
+            found = self.hosting.components(d.account, d.region, d.endpoint_name)
+        except HostingError:
+            log.warning("status of %s: AWS did not answer", d.id, exc_info=True)
+            return d
+        by_name = {c.name: c for c in found}
+        return d.model_copy(
+            update={
+                "endpoint_status": endpoint.status if endpoint else "gone",
+                "components": tuple(
+                    c.model_copy(
+                        update={
+                            "status": by_name[c.name].status if c.name in by_name else "gone",
+                            "reason": by_name[c.name].reason if c.name in by_name else None,
+                        }
+                    )
+                    for c in d.components
+                ),
+            }
+        )
 
 
 def _endpoint_plan(record: CapacityRecord) -> bool:
@@ -464,6 +596,19 @@ def _endpoint_plan(record: CapacityRecord) -> bool:
         and res is not None
         and res.kind is OptionKind.TRAINING_PLAN
         and training_plan_target(record.request.workload) == "endpoint"
+    )
+
+
+def _status_of(name: str, found: Sequence[Resource], missing: str) -> str | None:
+    return next((c.status for c in found if c.name == name), missing)
+
+
+def _deleting(
+    components: tuple[DeployedComponent, ...], ours: Sequence[Resource]
+) -> tuple[DeployedComponent, ...]:
+    names = {c.name for c in ours}
+    return tuple(
+        c.model_copy(update={"status": "Deleting"}) if c.name in names else c for c in components
     )
 
 

@@ -9,8 +9,10 @@ from typing import Any
 
 from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.deployment.record import DeployState
-from tests.integration.test_deploying import INFERENCE, active_plan
-from tests.slack_harness import REQUESTER, BotUnderTest
+from bot.domain.purchase import TAG_REQUEST
+from bot.services.deploying import DeployOrder
+from tests.integration.test_deploying import INFERENCE, THREE, active_plan, run_until, sagemaker
+from tests.slack_harness import OUTSIDER, REQUESTER, BotUnderTest
 from tests.slack_payloads import select, text_input
 
 MODELS = "llama-3-8b=18gb x2\nmistral-7b=16gb\nbge-embed=4gbx3"
@@ -110,3 +112,75 @@ def test_a_submitted_form_deploys_and_reports_in_one_message(make_bot) -> None: 
         if f"Deployment {d.id}" in str(c.args.get("text"))
     ]
     assert len(progress) == 1
+
+
+# --- status and cleanup ------------------------------------------------------------------
+
+
+def in_service(bot: BotUnderTest) -> tuple[str, Any]:
+    request_id = active_plan(bot)
+    d = bot.services.deploys.start(REQUESTER, DeployOrder(request_id, THREE))
+    done = run_until(bot, d.id, DeployState.IN_SERVICE)
+    assert done.state is DeployState.IN_SERVICE, done.failure
+    return request_id, done
+
+
+def test_gpu_status_shows_the_endpoint_its_components_and_the_plans_time_left(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id, d = in_service(bot)
+    _, token = bot.command(f"status {d.id}")
+    bot.wait()
+    shown = json.dumps(bot.responses(token)[-1]["blocks"])
+    assert d.endpoint_name in shown and "InService" in shown
+    assert all(c.name in shown for c in d.components)
+    assert "left" in shown and "Training plan ends" in shown
+    _, token = bot.command(f"status {request_id}")
+    bot.wait()
+    assert f"/gpu status {d.id}" in json.dumps(bot.responses(token)[-1]["blocks"])
+
+
+def test_cleanup_deletes_components_then_endpoint_then_config_and_leaves_nothing_tagged(
+    make_bot,
+) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id, d = in_service(bot)
+    seen: list[str] = []
+    sm = sagemaker(bot)
+    sm.meta.events.register(
+        "before-parameter-build.sagemaker",
+        lambda model, **_: seen.append(model.name) if model.name.startswith("Delete") else None,
+    )
+    _, token = bot.command(f"cleanup {d.id}", user=OUTSIDER)
+    bot.wait()
+    assert "Only" in bot.responses(token)[-1]["text"]
+    assert bot.services.deploys.get(d.id).state is DeployState.IN_SERVICE
+    _, token = bot.command(f"cleanup {d.id}")
+    bot.wait()
+    assert "Cleaning up" in bot.responses(token)[-1]["text"]
+    done = run_until(bot, d.id, DeployState.DELETED)
+    assert done.state is DeployState.DELETED
+    assert seen == [
+        *["DeleteInferenceComponent"] * 3,
+        "DeleteEndpoint",
+        "DeleteEndpointConfig",
+    ]
+    hosting = bot.services.deploys.hosting
+    assert hosting.tagged("default", "us-east-1", TAG_REQUEST, request_id) == []
+    assert sm.list_endpoints()["Endpoints"] == []
+    assert sm.list_endpoint_configs()["EndpointConfigs"] == []
+    last = bot.fake.of("chat.update")[-1]
+    assert last.args["ts"] == d.message.ts and "cleaned up" in str(last.text_of_blocks())
+    # Again: nothing to do, and said so.
+    _, token = bot.command(f"cleanup {d.id}")
+    bot.wait()
+    assert "cleaned up already" in bot.responses(token)[-1]["text"]
+
+
+def test_the_clean_up_button_on_the_progress_message_cleans_up(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    _, d = in_service(bot)
+    last = bot.fake.of("chat.update")[-1]
+    assert ActionId.DEPLOY_CLEANUP.value in json.dumps(last.args["blocks"])
+    bot.click(ActionId.DEPLOY_CLEANUP.value, d.id, REQUESTER)
+    done = run_until(bot, d.id, DeployState.DELETED)
+    assert done.state is DeployState.DELETED
