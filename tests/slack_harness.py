@@ -83,6 +83,7 @@ class BotUnderTest:
         self.clock = clock
         self.crashes = _Crashes()
         self.crashes_expected = False
+        self.invalid_expected = False
         logging.getLogger("bot").addHandler(self.crashes)
         config = {
             "slack_bot_token": "xoxb-test",
@@ -155,6 +156,10 @@ class BotUnderTest:
         do not fail it for the tracebacks they log."""
         self.crashes_expected = True
 
+    def expect_invalid(self) -> None:
+        """This test sends what Slack refuses on purpose: do not fail it for that."""
+        self.invalid_expected = True
+
     def close(self) -> None:
         logging.getLogger("bot").removeHandler(self.crashes)
         self.services.after_ack.wait_idle(10)
@@ -224,6 +229,9 @@ class BotUnderTest:
                 break
             self.worker.drain()
         assert self.services.after_ack.wait_idle(20), "background work did not finish"
+        if self.fake.invalid and not self.invalid_expected:
+            refused = "\n".join(f"{c.method}: {c.answer}" for c in self.fake.invalid)
+            raise AssertionError(f"Slack would refuse what the bot sent:\n{refused}")
         if self.crashes.seen and not self.crashes_expected:
             raise AssertionError(
                 "work after the ack or a job raised (call bot.expect_crashes() in a test "

@@ -137,7 +137,8 @@ def extension_card(
         verb = "rejected" if extension.status is ExtensionStatus.REJECTED else "approved"
         line += f" · {verb} by {user(extension.approved_by)}"
     if extension.reason:
-        line += f" · {esc(extension.reason)}"
+        # AWS's refusal is not bounded and escaping can make it 5x longer: clip first.
+        line += f" · {esc(clip(extension.reason, 500))}"
     blocks.append(_context(line))
     if with_buttons and extension.status is ExtensionStatus.PENDING_APPROVAL:
         value = f"{request_id}|{extension.number}"

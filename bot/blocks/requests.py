@@ -14,6 +14,7 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 
 Block = dict[str, Any]
+FAILURE_CHARS = 500  # of a failure shown on a card, before escaping
 
 STATE_ICONS = {
     State.DRAFT: ":hourglass_flowing_sand:",
@@ -51,7 +52,8 @@ def state_line(record: CapacityRecord) -> str:
         r = record.rejection
         line += f" · rejected by {user(r.user)} {when(r.at)}"
     if record.failure:
-        line += f" · {esc(record.failure)}"
+        # AWS's and the quoting's messages are not bounded; escaping can make them 5x longer.
+        line += f" · {esc(clip(record.failure, FAILURE_CHARS))}"
     return line
 
 
@@ -92,7 +94,8 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
                 "elements": [{"type": "mrkdwn", "text": "Alternatives: " + " · ".join(others)}],
             }
         )
-    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": state_line(record)}})
+    line = clip(state_line(record), 3000)  # many approvers make a long line too
+    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": line}})
     if record.rejection:
         blocks.append(user_text_block("Reason given:", record.rejection.reason))
     if record.reservation is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.blocks.reminders import extension_card
-from bot.blocks.text import esc, usd, when
+from bot.blocks.text import clip, esc, quoted, usd, when
 from bot.domain.extension import (
     DEFAULT_EXTENSION_HOURS,
     Extension,
@@ -310,10 +310,11 @@ class ExtensionService:
                 f"({usd(offer.fee_usd)}). Your reminders moved with it."
             )
         elif ext.status is ExtensionStatus.REJECTED:
-            why = esc(ext.reason) or "no reason given"
+            why = quoted(ext.reason) if ext.reason else "no reason given"  # the approver's words
             text = f":no_entry: The extension of {record.id} was rejected: {why}."
         elif ext.status is ExtensionStatus.FAILED:
-            text = f":x: {record.id} was not extended: {esc(ext.reason)}."
+            # AWS's refusal is not bounded and escaping can make it 5x longer: clip first.
+            text = f":x: {record.id} was not extended: {esc(clip(ext.reason, 500))}."
         else:
             return
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"

@@ -18,7 +18,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from bot.adapters.slack.block_rules import message_problems, view_problems
+
 RESPONSE_URL_METHOD = "response_url"
+# Calls carrying a message (text and blocks) or a view: checked as Slack checks them.
+MESSAGE_METHODS = frozenset(
+    {
+        "chat.postMessage",
+        "chat.update",
+        "chat.postEphemeral",
+        "chat.scheduleMessage",
+        RESPONSE_URL_METHOD,
+    }
+)
+VIEW_METHODS = frozenset({"views.open", "views.push", "views.update", "views.publish"})
 
 
 def _decoded(raw: Any, empty: Any) -> Any:
@@ -89,6 +102,8 @@ class LocalSlackApi:
         # that gap has posted without knowing it.
         self.latency_s = 0.0
         self.keep_calls = True  # False: only messages are kept (long benchmark runs)
+        # Calls refused because Slack would refuse their blocks or view (see block_rules).
+        self.invalid: list[Call] = []
         self._keys: Counter[str] = Counter()  # delivery keys posted, kept as they arrive
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -240,6 +255,10 @@ class LocalSlackApi:
                 body: dict[str, Any] = {"ok": False, "error": error}
                 if fault.retry_after is not None:
                     headers["Retry-After"] = str(fault.retry_after)
+            elif problems := self._problems(method, args):
+                # Refused as Slack refuses it, nothing done; kept for the tests to fail on.
+                status, body = self._refusal(method, problems)
+                self.invalid.append(Call(method, args, status, token, body))
             else:
                 status, body = 200, self._answer(method, args)
             if self.keep_calls:
@@ -259,6 +278,34 @@ class LocalSlackApi:
             request.send_header(key, value)
         request.end_headers()
         request.wfile.write(payload)
+
+    def _problems(self, method: str, args: dict[str, Any]) -> list[str]:
+        """Why Slack would refuse this call's message or view ([] when it would not)."""
+        try:
+            if method in MESSAGE_METHODS:
+                if str(args.get("delete_original", "")).lower() in ("1", "true"):
+                    return []
+                return message_problems(args.get("text"), _decoded(args.get("blocks"), []))
+            if method in VIEW_METHODS:
+                return view_problems(_decoded(args.get("view"), {}))
+        except json.JSONDecodeError as exc:
+            return [f"not JSON: {exc}"]
+        return []
+
+    @staticmethod
+    def _refusal(method: str, problems: list[str]) -> tuple[int, dict[str, Any]]:
+        if method in VIEW_METHODS:
+            # views.* say invalid_arguments, with the reasons in response_metadata.
+            messages = [f"[ERROR] {p}" for p in problems]
+            return 200, {
+                "ok": False,
+                "error": "invalid_arguments",
+                "response_metadata": {"messages": messages},
+            }
+        error = "no_text" if problems[0].startswith("no_text") else "invalid_blocks"
+        # A response_url answers with an HTTP error; the Web API with ok: false.
+        status = 400 if method == RESPONSE_URL_METHOD else 200
+        return status, {"ok": False, "error": error, "errors": problems}
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
