@@ -159,6 +159,8 @@ def build_services(
         catalog,
         clock,
         settings.namespace,
+        approval_channel=approval_channel,
+        warn_before_end=settings.remind_before_expiry,
     )
     deploys.register(jobs)
     return Wiring(

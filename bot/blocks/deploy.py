@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.blocks.ids import ActionId
 from bot.blocks.reminders import Message
-from bot.blocks.text import clip, esc, when
+from bot.blocks.text import clip, esc, user, when
 from bot.domain.comparison import OptionKind
 from bot.domain.deployment import Refusal
 from bot.domain.deployment.record import Deployment, DeployState
@@ -185,3 +185,25 @@ def deployments_block(ds: Sequence[Deployment]) -> Block:
         for d in ds
     ]
     return _context("*Deployments*\n" + "\n".join(lines))
+
+
+def plan_end_message(d: Deployment, end: datetime, *, ended: bool, now: datetime) -> Message:
+    """To the requester and the approval channel: the plan ends (or ended) under a live
+    endpoint, which then has no capacity and stops serving."""
+    who = user(d.requester)
+    where = f"endpoint `{esc(d.endpoint_name)}` ({d.id}, request {esc(d.request_id)})"
+    if ended:
+        head = (
+            f":rotating_light: Training plan `{esc(d.plan_arn)}` ended {when(end)} under "
+            f"{where} of {who}: the endpoint has no capacity and no longer serves."
+        )
+        ask = "Clean it up, or reserve new capacity and deploy again."
+    else:
+        hours = max(0, int((end - now).total_seconds() // 3600))
+        head = (
+            f":warning: Training plan `{esc(d.plan_arn)}` under {where} of {who} ends "
+            f"{when(end)}, in about {hours} h: the endpoint stops serving then."
+        )
+        ask = "Extend the plan (the Extend button on its reminder) or clean the endpoint up."
+    text = f"{head} {ask}"
+    return Message(text, [_section(text), cleanup_button(d)])

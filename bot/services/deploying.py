@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.blocks.deploy import progress
+from bot.blocks.deploy import plan_end_message, progress
 from bot.blocks.ids import FormBlock
 from bot.domain.catalog import Catalog, UnknownInstanceType
 from bot.domain.comparison import OptionKind
@@ -85,9 +85,20 @@ class DeploymentJob(_Payload):
     deployment: str
 
 
+class PlanEndJob(_Payload):
+    """Tell the requester and the approvers that a deployment's plan ends (`ended`
+    False: soon, at `end`) or has ended under it."""
+
+    deployment: str
+    end: datetime
+    ended: bool
+
+
 DEPLOY = JobKind("deploy", DeploymentJob)
 UNDEPLOY = JobKind("undeploy", DeploymentJob)
-KINDS = (DEPLOY, UNDEPLOY)
+PLAN_END = JobKind("deploy-plan-end", PlanEndJob)
+KINDS = (DEPLOY, UNDEPLOY, PLAN_END)
+DEFAULT_WARNING = timedelta(hours=24)  # before the plan ends, when no lead is configured
 # Deleting in this order never trips over a dependency (components live on the endpoint,
 # the endpoint uses the config).
 DELETE_ORDER = ("inference-component", "endpoint", "endpoint-config")
@@ -95,6 +106,26 @@ DELETE_ORDER = ("inference-component", "endpoint", "endpoint-config")
 
 def deploy_job(deployment_id: str, due: datetime) -> Job:
     return DEPLOY.job(deployment_id, due, DeploymentJob(deployment=deployment_id))
+
+
+def plan_end_jobs(deployment_id: str, end: datetime, lead: timedelta, now: datetime) -> list[Job]:
+    """The warning before the plan ends (if still ahead) and the report when it has."""
+    jobs = [
+        PLAN_END.job(
+            f"{deployment_id}:ended",
+            end,
+            PlanEndJob(deployment=deployment_id, end=end, ended=True),
+        )
+    ]
+    if end - lead > now:
+        jobs.append(
+            PLAN_END.job(
+                f"{deployment_id}:before",
+                end - lead,
+                PlanEndJob(deployment=deployment_id, end=end, ended=False),
+            )
+        )
+    return jobs
 
 
 def undeploy_job(deployment_id: str, due: datetime) -> Job:
@@ -139,7 +170,12 @@ class DeployService:
         catalog: Catalog,
         clock: Clock,
         namespace: str,
+        *,
+        approval_channel: str,
+        warn_before_end: Sequence[timedelta] = (),
     ) -> None:
+        self.approval_channel = approval_channel
+        self.warn_before = max(warn_before_end, default=DEFAULT_WARNING)
         self.store = store
         self.deployments = deployments
         self.hosting = hosting
@@ -151,6 +187,7 @@ class DeployService:
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(DEPLOY, lambda job: self.run_deploy(job.deployment))
         jobs.register(UNDEPLOY, lambda job: self.run_undeploy(job.deployment))
+        jobs.register(PLAN_END, self.run_plan_end)
 
     # --- what can be deployed ----------------------------------------------------------
 
@@ -273,7 +310,10 @@ class DeployService:
             account=record.reservation.account,
             now=now,
         )
-        saved = self.deployments.save_deployment(None, deployment, [deploy_job(deployment_id, now)])
+        jobs = [deploy_job(deployment_id, now)]
+        if deployment.plan_end is not None:
+            jobs += plan_end_jobs(deployment_id, deployment.plan_end, self.warn_before, now)
+        saved = self.deployments.save_deployment(None, deployment, jobs)
         cost = deployment.reserved_usd_per_hour
         self._audit(
             record.id,
@@ -552,6 +592,39 @@ class DeployService:
         )
         self._audit(d.request_id, "undeployed", BOT, f"{d.id}: nothing tagged for it is left")
         return done
+
+    # --- the plan ending under the endpoint ----------------------------------------------
+
+    def run_plan_end(self, job: PlanEndJob) -> None:
+        """Warn before, and report when, the plan ends under a deployment that may still
+        hold an endpoint. An extended plan moves the message to its new end."""
+        d = self.deployments.deployment(job.deployment)
+        if d is None or not d.state.live:
+            return
+        now = self.clock.now()
+        try:
+            plan = self.hosting.training_plan(d.account, d.region, d.plan_arn)
+        except HostingError as error:
+            raise RetryLater(now + POLL, f"AWS: {error}") from error
+        end = plan.end if plan is not None and plan.end is not None else job.end
+        due = end if job.ended else end - self.warn_before
+        if end > job.end and due > now:
+            raise RetryLater(due, f"{d.plan_arn} was extended to {end.isoformat()}")
+        if job.ended and now < end:
+            raise RetryLater(end, "the plan has not ended yet")
+        moment = "ended" if job.ended else "before"
+        message = plan_end_message(d, end, ended=job.ended, now=now)
+        stamp = int(end.timestamp())
+        for channel in (d.requester, self.approval_channel):
+            key = f"deploy-plan-end:{d.id}:{moment}:{stamp}:{channel}"
+            self.delivery.send(key, channel, message.text, message.blocks)
+        self._audit(
+            d.request_id,
+            f"deploy-plan-{moment}",
+            BOT,
+            f"{d.id}: plan {'ended' if job.ended else 'ends'} {end.isoformat()} under "
+            f"{d.endpoint_name}",
+        )
 
     # --- reading ------------------------------------------------------------------------
 

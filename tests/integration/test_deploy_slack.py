@@ -12,7 +12,7 @@ from bot.domain.deployment.record import DeployState
 from bot.domain.purchase import TAG_REQUEST
 from bot.services.deploying import DeployOrder
 from tests.integration.test_deploying import INFERENCE, THREE, active_plan, run_until, sagemaker
-from tests.slack_harness import OUTSIDER, REQUESTER, BotUnderTest
+from tests.slack_harness import APPROVAL_CHANNEL, OUTSIDER, REQUESTER, BotUnderTest
 from tests.slack_payloads import select, text_input
 
 MODELS = "llama-3-8b=18gb x2\nmistral-7b=16gb\nbge-embed=4gbx3"
@@ -184,3 +184,48 @@ def test_the_clean_up_button_on_the_progress_message_cleans_up(make_bot) -> None
     bot.click(ActionId.DEPLOY_CLEANUP.value, d.id, REQUESTER)
     done = run_until(bot, d.id, DeployState.DELETED)
     assert done.state is DeployState.DELETED
+
+
+def test_a_plan_ending_under_a_live_endpoint_is_reported_before_and_when_it_happens(
+    make_bot,
+) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id, d = in_service(bot)
+    end = bot.record(request_id).reservation.end  # type: ignore[union-attr]
+    lead = bot.services.deploys.warn_before
+
+    def told(word: str) -> set[str]:
+        return {
+            c.args["channel"]
+            for c in bot.fake.of("chat.postMessage")
+            if d.id in str(c.args.get("text")) and word in str(c.args.get("text"))
+        }
+
+    bot.clock.set(end - lead - timedelta(minutes=5))
+    bot.wait()
+    assert told("ends") == set()
+    bot.clock.set(end - lead + timedelta(minutes=1))
+    bot.wait()
+    assert told("ends") == {REQUESTER, APPROVAL_CHANNEL}
+    assert told("ended") == set()
+    bot.clock.set(end + timedelta(minutes=1))
+    bot.wait()
+    assert told("ended") == {REQUESTER, APPROVAL_CHANNEL}
+    status = sagemaker(bot).describe_endpoint(EndpointName=d.endpoint_name)["EndpointStatus"]
+    assert status == "OutOfService"
+    bot.clock.advance(timedelta(hours=1))
+    bot.wait()  # sent once: a second run of either job posts nothing more
+    ended = [c for c in bot.fake.of("chat.postMessage") if "ended" in str(c.args.get("text"))]
+    assert len([c for c in ended if d.id in str(c.args.get("text"))]) == 2
+
+
+def test_a_deployment_cleaned_up_before_the_plan_ends_hears_nothing_of_it(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id, d = in_service(bot)
+    bot.services.deploys.cleanup(d.id, REQUESTER, False)
+    run_until(bot, d.id, DeployState.DELETED)
+    end = bot.record(request_id).reservation.end  # type: ignore[union-attr]
+    bot.clock.set(end + timedelta(minutes=1))
+    bot.wait()
+    texts = [str(c.args.get("text")) for c in bot.fake.of("chat.postMessage")]
+    assert not [t for t in texts if d.id in t and "Training plan" in t]
