@@ -24,7 +24,11 @@ _held = threading.local()
 class AfterAck:
     """Runs what a listener hands off once Slack has its ack (`run`)."""
 
-    def __init__(self, max_workers: int = 8) -> None:
+    def __init__(
+        self, max_workers: int = 8, on_depth: Callable[[int], object] | None = None
+    ) -> None:
+        """`on_depth` hears each change in the work queued or running (the metrics)."""
+        self._on_depth = on_depth or (lambda _change: None)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="after-ack")
         self._pending: set[Future[Any]] = set()
         self._held_count = 0  # tasks waiting for their response to be sent
@@ -67,6 +71,7 @@ class AfterAck:
 
     def _start(self, task: Task) -> None:
         fn, on_error, args, kwargs = task
+        self._on_depth(1)
         future = self._pool.submit(self._run, fn, on_error, *args, **kwargs)
         with self._lock:
             self._pending.add(future)
@@ -91,6 +96,7 @@ class AfterAck:
             raise
 
     def _done(self, future: Future[Any]) -> None:
+        self._on_depth(-1)
         with self._lock:
             self._pending.discard(future)
             if not self._pending and not self._held_count:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from slack_bolt import App
+from slack_bolt import App, BoltContext
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
@@ -22,8 +22,11 @@ from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
+from bot.adapters.calls import set_call_observer
 from bot.adapters.clock import SystemClock
-from bot.adapters.slack.client import make_web_client
+from bot.adapters.metrics.prometheus import PrometheusMetrics
+from bot.adapters.metrics.prometheus import render as render_metrics
+from bot.adapters.slack.client import counted, make_web_client
 from bot.adapters.slack.groups import SlackGroupDirectory
 from bot.adapters.slack.notifier import SlackNotifier
 from bot.adapters.slack.poster import SlackPoster, once_only_client
@@ -95,6 +98,9 @@ def build_services(
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
+    metrics = PrometheusMetrics()
+    set_call_observer(metrics.external_call)
+    store.on_saved(metrics.request_saved)
     if accounts is None:
         accounts = make_accounts(settings, clock, store)
     if aws is None:
@@ -180,11 +186,19 @@ def build_services(
         reminders=reminders,
         extensions=extensions,
         deploys=deploys,
-        after_ack=AfterAck(),
+        after_ack=AfterAck(on_depth=metrics.after_ack_depth),
+        metrics=metrics,
         slack=slack,
         notifier=notifier,
         accounts=accounts,
     )
+
+
+def metrics_page(services: Wiring) -> Callable[[], tuple[bytes, str]]:
+    """The /metrics page: this process's (or every worker process's) counters and the
+    store's counts now."""
+    store, clock = services.store, services.clock
+    return lambda: render_metrics(lambda: store.counts(clock.now()))
 
 
 def make_accounts(settings: Settings, clock: Clock, store: RedisStore) -> AccountClients:
@@ -269,8 +283,15 @@ def build_app(
         request_verification_enabled=request_verification,
         **kwargs,
     )
+    app.use(_count_slack_calls)
     register(app, services)
     return app
+
+
+def _count_slack_calls(context: BoltContext, next: Callable[[], None]) -> None:
+    """Listeners' Slack calls are counted too (Bolt makes a plain client per request)."""
+    context["client"] = counted(context.client)
+    next()
 
 
 def _local_authorize(**_: Any) -> AuthorizeResult:

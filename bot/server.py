@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
+METRICS_PATH = "/metrics"
 # Slack waits 3 s for an ack; what is not answered by then is answered as unavailable.
 ACK_DEADLINE = 2.5
 HEALTH_DEADLINE = 1.0
@@ -55,6 +56,7 @@ UNAVAILABLE = (
 )
 
 HealthCheck = Callable[[], bool]
+MetricsPage = Callable[[], tuple[bytes, str]]  # () -> (body, content type)
 FirstSighting = Callable[[str, int], bool]  # (key, seconds to remember) -> first time?
 WsgiResult = tuple[str, list[tuple[str, str]], bytes]
 
@@ -66,12 +68,14 @@ def wsgi_app(
     signing_secret: str | None = None,
     first_sighting: FirstSighting | None = None,
     ack_deadline: float = ACK_DEADLINE,
+    metrics: MetricsPage | None = None,
 ) -> Callable[..., Iterable[bytes]]:
     """Slack requests on /slack/events, health on /healthz, 404 elsewhere. With
     `after_ack`, work a listener hands off starts once its response is written. With
     `signing_secret`, requests are checked here before Bolt (which checks again); with
     `first_sighting`, a signature seen before is dropped (Slack signatures carry no
-    nonce: a captured request verifies for 5 minutes)."""
+    nonce: a captured request verifies for 5 minutes). With `metrics`, GET /metrics
+    answers it (Prometheus text format)."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -79,6 +83,10 @@ def wsgi_app(
         if path == HEALTH_PATH:
             ok = _within(HEALTH_DEADLINE, healthy) is True
             return _answer(start_response, 200 if ok else 503, {"ok": ok})
+        if path == METRICS_PATH and metrics is not None:
+            page, content_type = metrics()
+            start_response("200 OK", [("Content-Type", content_type)])
+            return [page]
         if path != EVENTS_PATH:
             return _answer(start_response, 404, {"error": "not found"})
         if environ.get("REQUEST_METHOD") != "POST":
@@ -295,6 +303,7 @@ def serve_http(
     threads: int = 16,
     workers: int = 1,
     on_worker_exit: Callable[[], None] | None = None,
+    on_child_exit: Callable[[int], None] | None = None,
 ) -> None:
     """Run the WSGI app: gunicorn with `workers` processes, each serving with waitress
     on `threads` threads (see the module doc for why).
@@ -302,7 +311,8 @@ def serve_http(
     `make_application` runs inside each worker process, after gunicorn forks, so the
     store, thread pools and the job worker live where the requests are served (a
     `memory://` store built before the fork would split in two). `on_worker_exit` runs
-    in a worker process as it exits (after its last request), to stop its job worker.
+    in a worker process as it exits (after its last request), to stop its job worker;
+    `on_child_exit` in the master, with the exited worker's pid (its live metrics go).
     """
     from gunicorn.app.base import BaseApplication
 
@@ -323,6 +333,8 @@ def serve_http(
             }
             if on_worker_exit is not None:
                 settings["worker_exit"] = lambda _server, _worker: on_worker_exit()
+            if on_child_exit is not None:
+                settings["child_exit"] = lambda _server, worker: on_child_exit(worker.pid)
             for key, value in settings.items():
                 self.cfg.set(key, value)
 
@@ -334,8 +346,18 @@ def serve_http(
 
 class _HealthHandler(BaseHTTPRequestHandler):
     healthy: HealthCheck = staticmethod(lambda: True)
+    metrics: MetricsPage | None = None
 
     def do_GET(self) -> None:
+        page = type(self).metrics
+        if self.path == METRICS_PATH and page is not None:
+            body, content_type = page()
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         ok = self.path == HEALTH_PATH and _safe(type(self).healthy)
         self.send_response(200 if ok else 503 if self.path == HEALTH_PATH else 404)
         self.send_header("Content-Type", "application/json")
@@ -350,9 +372,15 @@ def start_health_server(
     port: int,
     healthy: HealthCheck,
     host: str = "0.0.0.0",  # noqa: S104 - a container listens on all interfaces
+    metrics: MetricsPage | None = None,
 ) -> ThreadingHTTPServer:
-    """/healthz for Socket Mode, where there is no HTTP server otherwise."""
-    handler = type("Health", (_HealthHandler,), {"healthy": staticmethod(healthy)})
+    """/healthz (and /metrics) for Socket Mode and the worker, which have no HTTP
+    server otherwise."""
+    attrs = {
+        "healthy": staticmethod(healthy),
+        "metrics": staticmethod(metrics) if metrics else None,
+    }
+    handler = type("Health", (_HealthHandler,), attrs)
     server = ThreadingHTTPServer((host, port), handler)
     threading.Thread(target=server.serve_forever, name="healthz", daemon=True).start()
     return server

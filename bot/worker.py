@@ -68,6 +68,7 @@ class Worker:
         self.store = services.store
         self.jobs = services.jobs
         self.clock = services.clock
+        self.metrics = services.metrics
         self.concurrency = max(1, concurrency)
         self.lease = lease
         self.batch = max(1, batch)
@@ -84,6 +85,17 @@ class Worker:
 
     def _execute(self, job: ClaimedJob) -> _Done:
         """Run one job's handler; say what should become of the job."""
+        done = self._outcome(job)
+        if done.error is not None:
+            outcome = "dead"
+        elif done.retry_at is not None:
+            outcome = "later" if done.attempt is None else "retry"
+        else:
+            outcome = "ok"
+        self.metrics.job_finished(job.kind, outcome)
+        return done
+
+    def _outcome(self, job: ClaimedJob) -> _Done:
         try:
             self.jobs.run(job.kind, job.payload)
         except RetryLater as later:

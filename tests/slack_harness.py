@@ -22,7 +22,7 @@ from bot.adapters.aws.sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket, sandbox_
 from bot.adapters.aws.sandbox.redis_store import RedisMarketStore
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
-from bot.app import Wiring, build_app, build_services
+from bot.app import Wiring, build_app, build_services, metrics_page
 from bot.config import Settings
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
@@ -138,6 +138,7 @@ class BotUnderTest:
                 self.services.after_ack,
                 signing_secret=SECRET,
                 first_sighting=store.first_sighting,
+                metrics=metrics_page(self.services),
             ),
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,
@@ -191,6 +192,13 @@ class BotUnderTest:
                 return Reply(response.status, response.read().decode())
         except urllib.error.HTTPError as exc:
             return Reply(exc.code, exc.read().decode())
+
+    def scrape(self) -> str:
+        """GET /metrics, as Prometheus would."""
+        url = self.url.replace("/slack/events", "/metrics")
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200
+            return str(response.read().decode())
 
     def new_response_url(self) -> tuple[str, str]:
         token = f"r{next(self._tokens)}"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import threading
 from collections.abc import Callable
 from types import FrameType
@@ -101,6 +104,11 @@ def run_serve(args: argparse.Namespace) -> int:
     problems = serve_problems(settings, separate_worker=args.no_worker, workers=workers)
     if problems:
         return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
+    http = settings.slack_app_token is None
+    if http:
+        # Before prometheus_client is imported (it reads the variable then).
+        metrics_dir = _metrics_dir()
+        atexit.register(shutil.rmtree, metrics_dir, ignore_errors=True)
     from bot import server
 
     stops: list[Callable[[], None]] = []  # stop this process's job worker, then wait
@@ -127,7 +135,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     if settings.slack_app_token is not None:
         services, app = start()
-        server.start_health_server(args.port, services.store.ping)
+        from bot.app import metrics_page
+
+        server.start_health_server(args.port, services.store.ping, metrics=metrics_page(services))
 
         def exit_cleanly(*_: object) -> None:
             stop_jobs()
@@ -143,6 +153,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     def make_application() -> Any:
         services, app = start()
+        from bot.app import metrics_page
+
         secret = settings.slack_signing_secret
         return server.wsgi_app(
             app,
@@ -150,7 +162,10 @@ def run_serve(args: argparse.Namespace) -> int:
             services.after_ack,
             signing_secret=secret.get_secret_value() if secret else None,
             first_sighting=services.store.first_sighting,
+            metrics=metrics_page(services),
         )
+
+    from bot.adapters.metrics.files import process_exited
 
     server.serve_http(
         make_application,
@@ -158,10 +173,22 @@ def run_serve(args: argparse.Namespace) -> int:
         threads=args.threads,
         workers=workers,
         on_worker_exit=stop_jobs,
+        on_child_exit=process_exited,
     )
     return 0
 
 
+def _metrics_dir() -> str:
+    """A fresh directory for this run's per-process metrics files, inside
+    PROMETHEUS_MULTIPROC_DIR when the operator set one (prometheus_client wants it empty
+    at start: files left by an earlier run would be added in)."""
+    parent = os.environ.get(METRICS_DIR_ENV) or None
+    path = tempfile.mkdtemp(prefix="gpu-bot-metrics-", dir=parent)
+    os.environ[METRICS_DIR_ENV] = path
+    return path
+
+
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Under gunicorn's graceful timeout (20 s), after which it kills a worker process.
 JOB_GRACE_SECONDS = 15.0
 
@@ -198,9 +225,10 @@ def run_worker(args: argparse.Namespace) -> int:
         )
     services = build_services(settings)
     if args.port is not None:
+        from bot.app import metrics_page
         from bot.server import start_health_server
 
-        start_health_server(args.port, services.store.ping)
+        start_health_server(args.port, services.store.ping, metrics=metrics_page(services))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

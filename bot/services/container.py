@@ -13,7 +13,7 @@ from bot.services.deploying import DeployService
 from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
-from bot.services.ports import Clock, Store
+from bot.services.ports import Clock, Metrics, Store
 from bot.services.purchasing import PurchaseService
 from bot.services.quoting import QuoteService
 from bot.services.reminders import ReminderService
@@ -44,6 +44,7 @@ class Services:
     extensions: ExtensionService
     deploys: DeployService
     after_ack: AfterAck
+    metrics: Metrics
 
     def close(self) -> None:
         self.after_ack.shutdown(wait=True)

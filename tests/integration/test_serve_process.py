@@ -144,3 +144,127 @@ def test_serve_refuses_to_start_without_what_it_needs() -> None:
         "GPU_BOT_APPROVAL_CHANNEL",
     ):
         assert name in done.stderr
+
+
+def _post(base: str, body: str, ctype: str) -> int:
+    headers = {"Content-Type": ctype, **payloads.sign(SECRET, body)}
+    request = urllib.request.Request(
+        f"{base}/slack/events", data=body.encode(), headers=headers, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=5) as reply:
+        return int(reply.status)
+
+
+def _scrape(base: str) -> str:
+    with urllib.request.urlopen(f"{base}/metrics", timeout=5) as reply:
+        assert reply.status == 200
+        return str(reply.read().decode())
+
+
+def test_metrics_of_every_process_move_with_a_scripted_approval(
+    serve: Any, fake_slack: FakeSlack
+) -> None:
+    """Two gunicorn worker processes answer; each scrape adds up both (multiprocess
+    files), read while the processes write them: every scrape answers 200."""
+    import threading
+
+    from bot.blocks.ids import ActionId, CallbackId, FormBlock
+    from tests.integration.test_metrics import samples, total, value
+
+    with serve("--workers", "2") as (base, _proc):
+        failures: list[str] = []
+        scrapes = [0]
+        stop = threading.Event()
+
+        def keep_scraping() -> None:
+            while not stop.is_set():
+                try:
+                    _scrape(base)
+                    scrapes[0] += 1
+                except Exception as exc:
+                    failures.append(repr(exc))
+
+        scraper = threading.Thread(target=keep_scraping, daemon=True)
+        scraper.start()
+        try:
+            before = samples(_scrape(base))
+            command = payloads.slash_command(
+                "reserve 2x p5.48xlarge 3d from 2026-12-14 ec2",
+                "U0REQUESTER",
+                fake_slack.response_url("m1"),
+            )
+            assert _post(base, *command) == 200
+            (answer,) = fake_slack.wait_for("response_url", 1, timeout=20)
+            request_id = next(
+                e["value"]
+                for b in answer.args["blocks"]
+                if b.get("type") == "actions"
+                for e in b["elements"]
+                if e["action_id"] == ActionId.SUBMIT_OPEN.value
+            )
+            form = payloads.view_submission(
+                CallbackId.SUBMIT.value,
+                {
+                    FormBlock.CHOICE.value: payloads.select("capacity-block:0"),
+                    FormBlock.REASON.value: payloads.text_input("load test"),
+                },
+                "U0REQUESTER",
+                json.dumps({"request": request_id, "response_url": fake_slack.response_url("m2")}),
+            )
+            assert _post(base, *form) == 200
+            fake_slack.wait_for("chat.postMessage", 1, timeout=20)  # the approval card
+            click = payloads.button_click(
+                ActionId.APPROVE.value, request_id, "U0APPROVER", fake_slack.response_url("m3")
+            )
+            assert _post(base, *click) == 200
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                after = samples(_scrape(base))
+                if value(after, "gpu_bot_requests", state="payment_pending") == 1:
+                    break
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            scraper.join(10)
+    assert failures == []
+    assert scrapes[0] >= 5
+    assert value(after, "gpu_bot_requests", state="payment_pending") == 1
+    assert value(after, "gpu_bot_store_up") == 1
+    assert value(after, "gpu_bot_metrics_files_unreadable") == 0
+
+    def moved(name: str, **labels: str) -> float:
+        return total(after, name, **labels) - total(before, name, **labels)
+
+    assert moved("gpu_bot_approvals_total") == 1
+    assert moved("gpu_bot_purchases_total", kind="capacity-block") == 1
+    assert moved("gpu_bot_jobs_total", kind="quote", outcome="ok") == 1
+    assert moved("gpu_bot_external_call_seconds_count", service="slack") >= 3
+
+
+def test_worker_serves_metrics_on_its_port(
+    redis_url: str, namespace: str, redis_store: RedisStore
+) -> None:
+    port = free_port()
+    env = os.environ | {"REDIS_URL": redis_url, "GPU_BOT_NAMESPACE": namespace}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "worker", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        from tests.integration.test_metrics import samples, value
+
+        page = ""
+        for _ in range(200):
+            try:
+                page = _scrape(f"http://127.0.0.1:{port}")
+                break
+            except OSError:
+                time.sleep(0.05)
+        found = samples(page)
+        assert value(found, "gpu_bot_store_up") == 1
+        assert ("gpu_bot_jobs_due", ()) in found
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)

@@ -22,17 +22,19 @@ def calls(
 ) -> list[tuple[str, Any]]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SLACK_API_URL", fake_slack.api_url)  # auth.test at start-up
+    # serve sets it for its gunicorn workers: put back what this process had after the test.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     seen: list[tuple[str, Any]] = []
     monkeypatch.setattr(
         server, "serve_socket_mode", lambda app, token: seen.append(("socket", token))
     )
     monkeypatch.setattr(
-        server, "start_health_server", lambda port, healthy: seen.append(("health", port))
+        server, "start_health_server", lambda port, healthy, metrics: seen.append(("health", port))
     )
     monkeypatch.setattr(
         server,
         "serve_http",
-        lambda make, port, threads, workers, on_worker_exit: seen.append(("http", port, workers)),
+        lambda make, port, threads, workers, **_: seen.append(("http", port, workers)),
     )
     return seen
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from bot.adapters.aws.counting import count_calls
 from bot.adapters.aws.regions import UnknownRegion, partition_regions
 from bot.domain import offering_rules as rules
 from bot.domain.catalog import Catalog, InstanceType, PriceKind
@@ -87,6 +88,10 @@ class AwsClients:
     sagemaker: SageMakerClient
     pricing: PricingClient  # the Pricing API lives in us-east-1 whatever the region
     origin: Origin = Origin.LIVE  # LIVE for AWS, SANDBOX for the simulated market
+
+    def __post_init__(self) -> None:
+        for client in (self.ec2, self.sagemaker, self.pricing):
+            count_calls(client)
 
 
 class AwsMarket:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
@@ -12,7 +16,10 @@ from slack_sdk.http_retry.handler import RetryHandler
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
-from slack_sdk.webhook import WebhookClient
+from slack_sdk.web import SlackResponse
+from slack_sdk.webhook import WebhookClient, WebhookResponse
+
+from bot.adapters.calls import observe_call
 
 
 class AnyServerErrorRetryHandler(ServerErrorRetryHandler):
@@ -38,12 +45,66 @@ def retry_handlers() -> list[RetryHandler]:
     ]
 
 
+class CountedWebClient(WebClient):
+    """A WebClient that reports each call's time and error (bot.adapters.calls)."""
+
+    def api_call(self, api_method: str, **kwargs: Any) -> SlackResponse:
+        started = time.monotonic()
+        error = ""
+        try:
+            return super().api_call(api_method, **kwargs)
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or f"http_{exc.response.status_code}")
+            raise
+        except Exception as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            observe_call("slack", api_method, time.monotonic() - started, error)
+
+
+class CountedWebhookClient(WebhookClient):
+    """response_url posts, reported like Web API calls (as operation `response_url`)."""
+
+    def send_dict(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+        started = time.monotonic()
+        error = ""
+        try:
+            response: WebhookResponse = super().send_dict(body, headers)
+            if response.status_code != 200:
+                error = f"http_{response.status_code}"
+            return response
+        except Exception as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            observe_call("slack", "response_url", time.monotonic() - started, error)
+
+
+def counted(client: WebClient) -> WebClient:
+    """The same client, counted: Bolt makes a plain WebClient for each request."""
+    if isinstance(client, CountedWebClient):
+        return client
+    copy = CountedWebClient(
+        token=client.token,
+        base_url=client.base_url,
+        timeout=client.timeout,
+        ssl=client.ssl,
+        proxy=client.proxy,
+        headers=client.headers,
+        logger=client.logger,
+        retry_handlers=client.retry_handlers,
+    )
+    copy.default_params = dict(client.default_params)  # the team id, among others
+    return copy
+
+
 def make_web_client(token: str | None, base_url: str, timeout: int = 10) -> WebClient:
-    client = WebClient(token=token, base_url=base_url, timeout=timeout)
+    client = CountedWebClient(token=token, base_url=base_url, timeout=timeout)
     client.retry_handlers = retry_handlers()
     return client
 
 
 def make_webhook_client(url: str, timeout: int = 10) -> WebhookClient:
     """For response_url posts, with the same retries as the Web API."""
-    return WebhookClient(url, timeout=timeout, retry_handlers=retry_handlers())
+    return CountedWebhookClient(url, timeout=timeout, retry_handlers=retry_handlers())

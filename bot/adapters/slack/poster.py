@@ -15,6 +15,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
+from bot.adapters.slack.client import CountedWebClient
 from bot.domain.records import SlackMessage
 from bot.services.ports import RateLimited, Refused, Uncertain
 
@@ -54,7 +55,7 @@ MAX_PAGES = 10  # of 200 messages: a reminder is looked for among the recent one
 
 def once_only_client(token: str | None, base_url: str, timeout: int = 10) -> WebClient:
     """A WebClient without retry handlers (see the module's docstring)."""
-    client = WebClient(token=token, base_url=base_url, timeout=timeout)
+    client = CountedWebClient(token=token, base_url=base_url, timeout=timeout)
     client.retry_handlers = []
     return client
 

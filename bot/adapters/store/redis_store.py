@@ -8,13 +8,39 @@ Lua scripts in-process).
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from bot.adapters.store.base import epoch
 from bot.adapters.store.caches import CachesInRedis
 from bot.adapters.store.deliveries import DELIVERY_KEPT, DeliveriesInRedis
 from bot.adapters.store.job_queue import JobQueueInRedis
 from bot.adapters.store.requests import Follower, RequestsInRedis
+from bot.domain.lifecycle import State
+from bot.services.ports import StoreCounts
 
 __all__ = ["DELIVERY_KEPT", "Follower", "RedisStore"]
 
 
 class RedisStore(RequestsInRedis, JobQueueInRedis, CachesInRedis, DeliveriesInRedis):
     """Requests, audit, jobs, caches and deliveries of one namespace."""
+
+    def counts(self, now: datetime) -> StoreCounts:
+        """What the store holds now, in one round trip (for the metrics page)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for state in State:
+            pipe.scard(self.key("state", state.value))
+        pipe.zcount(self.key("due"), "-inf", epoch(now))
+        pipe.zcard(self.key("due"))
+        pipe.zcard(self.key("inflight"))
+        pipe.hlen(self.key("dead"))
+        pipe.zrange(self.key("due"), 0, 0, withscores=True)
+        *states, due, scheduled, in_flight, dead, oldest = pipe.execute()
+        waited = max(0.0, epoch(now) - float(oldest[0][1])) if oldest else 0.0
+        return StoreCounts(
+            requests={s.value: int(n) for s, n in zip(State, states, strict=True)},
+            jobs_due=int(due),
+            jobs_scheduled=int(scheduled),
+            jobs_in_flight=int(in_flight),
+            jobs_dead=int(dead),
+            oldest_due_seconds=waited,
+        )

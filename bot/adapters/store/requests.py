@@ -3,6 +3,7 @@ audit trail, written together by transition.lua in one compare-and-set."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
@@ -17,17 +18,32 @@ from bot.services.ports import Job, VersionConflict
 
 # Given the old record (None on create) and the new one: jobs to schedule, ids to cancel.
 Follower = Callable[[CapacityRecord | None, CapacityRecord], tuple[Sequence[Job], Sequence[str]]]
+# Told of each request written: (old record or None when created, the stored record).
+Saved = Callable[[CapacityRecord | None, CapacityRecord], None]
+log = logging.getLogger(__name__)
 
 
 class RequestsInRedis(RedisBase):
     def __init__(self, client: redis.Redis, namespace: str = "gpu") -> None:
         super().__init__(client, namespace)
         self._followers: list[Follower] = []
+        self._saved: list[Saved] = []
 
     def follow(self, follower: Follower) -> None:
         """Ask `follower` on every create and save which jobs the change calls for (the
         reminders follow their request); they are written in the same step."""
         self._followers.append(follower)
+
+    def on_saved(self, listener: Saved) -> None:
+        """Tell `listener` of every create and save that was written (the metrics)."""
+        self._saved.append(listener)
+
+    def _tell_saved(self, old: CapacityRecord | None, new: CapacityRecord) -> None:
+        for listener in self._saved:
+            try:
+                listener(old, new)
+            except Exception:  # the write happened; a listener must not undo the caller
+                log.exception("a listener to saved requests failed")
 
     def _followed(
         self,
@@ -64,7 +80,7 @@ class RequestsInRedis(RedisBase):
     ) -> CapacityRecord:
         """Store a new record at version 1; `VersionConflict` if the id exists."""
         schedule, cancel = self._followed(None, record, schedule, ())
-        return self._write(
+        stored = self._write(
             record,
             expected_version=0,
             old_state=record.state,
@@ -72,6 +88,8 @@ class RequestsInRedis(RedisBase):
             schedule=schedule,
             cancel=cancel,
         )
+        self._tell_saved(None, stored)
+        return stored
 
     def save(
         self,
@@ -86,7 +104,7 @@ class RequestsInRedis(RedisBase):
         The audit entry and the job changes are written in the same step.
         """
         schedule, cancel = self._followed(old, new, schedule, cancel)
-        return self._write(
+        stored = self._write(
             new,
             expected_version=old.version,
             old_state=old.state,
@@ -94,6 +112,8 @@ class RequestsInRedis(RedisBase):
             schedule=schedule,
             cancel=cancel,
         )
+        self._tell_saved(old, stored)
+        return stored
 
     def _write(
         self,

@@ -17,6 +17,7 @@ from bot.services.ports.deployments import DeploymentConflict, Deployments
 from bot.services.ports.hosting import Hosting, HostingError, Resource
 from bot.services.ports.jobs import ClaimedJob, Job, JobQueue
 from bot.services.ports.market import MarketData, PriceCache
+from bot.services.ports.metrics import Metrics, NoMetrics, StoreCounts
 from bot.services.ports.people import GroupDirectory, Notifier
 from bot.services.ports.purchasing import Order, PurchaseError, PurchaseProblem, Purchaser
 from bot.services.ports.store import Cache, Deliveries, Requests, Store, VersionConflict
@@ -40,6 +41,8 @@ __all__ = [
     "JobQueue",
     "Leftovers",
     "MarketData",
+    "Metrics",
+    "NoMetrics",
     "Notifier",
     "Order",
     "Poster",
@@ -52,6 +55,7 @@ __all__ = [
     "Requests",
     "Resource",
     "Store",
+    "StoreCounts",
     "Uncertain",
     "VersionConflict",
 ]

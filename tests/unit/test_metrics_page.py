@@ -1,0 +1,64 @@
+"""The /metrics page never fails as a whole: not on a half-made per-process file, not on
+a store that does not answer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.adapters.metrics.prometheus import render
+from bot.services.ports import StoreCounts
+
+# prometheus_client picks multiprocess mode when imported, so this runs in a new process.
+_SCRAPE = """
+import sys
+from bot.adapters.metrics.prometheus import PrometheusMetrics, render
+PrometheusMetrics().job_finished("quote", "ok")
+sys.stdout.write(render()[0].decode())
+"""
+
+
+def test_a_metrics_file_being_created_is_left_out_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "counter_4242.db").write_bytes(b"")  # created, not yet sized
+    (tmp_path / "counter_4343.db").write_bytes(b"\x40\x00\x00\x00" + b"\x00" * 12)  # damaged
+    env = os.environ | {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRAPE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert 'gpu_bot_jobs_total{kind="quote",outcome="ok"} 1.0' in done.stdout
+    assert "gpu_bot_metrics_files_unreadable 2.0" in done.stdout
+
+
+def test_a_store_that_does_not_answer_is_said_not_raised() -> None:
+    def down() -> StoreCounts:
+        raise ConnectionError("Redis is restarting")
+
+    page = render(down)[0].decode()
+    assert "gpu_bot_store_up 0.0" in page
+    assert "gpu_bot_jobs_total" in page or "gpu_bot_approvals_total" in page
+
+
+def test_the_store_counts_are_on_the_page() -> None:
+    counts = StoreCounts(
+        requests={"pending_approval": 3},
+        jobs_due=2,
+        jobs_scheduled=5,
+        jobs_in_flight=1,
+        jobs_dead=4,
+        oldest_due_seconds=90.0,
+    )
+    page = render(lambda: counts)[0].decode()
+    assert 'gpu_bot_requests{state="pending_approval"} 3.0' in page
+    assert 'gpu_bot_requests{state="active"} 0.0' in page
+    for line in (
+        "gpu_bot_store_up 1.0",
+        "gpu_bot_jobs_due 2.0",
+        "gpu_bot_jobs_scheduled 5.0",
+        "gpu_bot_jobs_in_flight 1.0",
+        "gpu_bot_jobs_dead 4.0",
+        "gpu_bot_job_lateness_seconds 90.0",
+    ):
+        assert line in page
