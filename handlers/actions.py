@@ -14,6 +14,7 @@ from bot.blocks.text import esc
 from bot.domain.approval import Outcome
 from bot.services.container import Services
 from bot.services.submissions import RequestError
+from handlers.context import Surface
 from handlers.conversation import Conversation, after_ack
 from handlers.home import publish_home
 
@@ -64,10 +65,19 @@ def cancel_request(talk: Conversation, services: Services, request_id: str) -> N
     talk.show(f":wastebasket: Cancelled {record.id} ({esc(request_title(record.request))}).")
 
 
+def check_the_card(talk: Conversation, services: Services) -> None:
+    """A click on a copy of the card the bot does not know (posted twice after a lost
+    answer): that copy loses its buttons."""
+    about = talk.interaction
+    if about.surface is Surface.MESSAGE and about.channel and about.message_ts:
+        services.notifications.clicked_card(about.request_id or "", about.channel, about.message_ts)
+
+
 def approve_click(talk: Conversation, services: Services, client: WebClient) -> None:
     about = talk.interaction
     request_id = about.request_id or ""
     decision = services.approvals.approve(request_id, about.user)
+    check_the_card(talk, services)  # after deciding: the decision is the urgent part
     if decision is None:
         talk.say(f"There is no request {esc(request_id)}.")
     elif decision.outcome is Outcome.PARTIAL:
@@ -82,6 +92,7 @@ def open_reject_form(talk: Conversation, services: Services, client: WebClient) 
     about = talk.interaction
     request_id = about.request_id or ""
     record, refused = services.approvals.refusal(request_id, about.user)
+    check_the_card(talk, services)
     if record is None:
         talk.say(f"There is no request {esc(request_id)}.")
         return

@@ -32,6 +32,7 @@ class Interaction:
     response_url: str | None = None  # where to answer; for a modal, its opener's
     trigger_id: str | None = None  # to open a modal
     channel: str | None = None
+    message_ts: str | None = None  # the message a button was clicked on
     opened_from: Surface | None = None  # a modal's: where it was opened
     values: tuple[tuple[str, str | None], ...] = ()  # a submitted modal's inputs
 
@@ -96,6 +97,7 @@ def _button(body: dict[str, Any]) -> Interaction:
         response_url=body.get("response_url") or None,
         trigger_id=body.get("trigger_id"),
         channel=(body.get("channel") or {}).get("id"),
+        message_ts=(body.get("container") or {}).get("message_ts"),
     )
 
 

@@ -146,6 +146,8 @@ class BotUnderTest:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         self._tokens = itertools.count(1)
+        # The harness's own reads, beside the bot's store (which tests may instrument).
+        self._reader = RedisStore(store.redis, namespace=store.prefix.strip("{}"))
 
     @property
     def url(self) -> str:
@@ -209,11 +211,29 @@ class BotUnderTest:
         return self.post(*payloads.slash_command(text, user, url)), token
 
     def click(
-        self, action_id: str, value: str, user: str, container: str = "message"
+        self,
+        action_id: str,
+        value: str,
+        user: str,
+        container: str = "message",
+        message_ts: str | None = None,
     ) -> tuple[Reply, str]:
+        """A click on a message (by default the recorded card of the request `value`
+        names, when it has one; `message_ts` another copy) or in App Home."""
         token, url = self.new_response_url()
+        channel = APPROVAL_CHANNEL
+        if message_ts is None:
+            record = self._reader.get(value.split("|", 1)[0])
+            card = record.approval_message if record else None
+            message_ts, channel = (card.ts, card.channel) if card else ("1.0", channel)
         body = payloads.button_click(
-            action_id, value, user, url if container == "message" else None, container
+            action_id,
+            value,
+            user,
+            url if container == "message" else None,
+            container,
+            channel=channel,
+            message_ts=message_ts,
         )
         return self.post(*body), token
 

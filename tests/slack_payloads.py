@@ -58,6 +58,7 @@ def button_click(
     container: str = "message",
     trigger_id: str = "T-2",
     channel: str = "C0APPROVALS",
+    message_ts: str = "1.0",
 ) -> tuple[str, str]:
     payload: dict[str, Any] = {
         "type": "block_actions",
@@ -80,9 +81,9 @@ def button_click(
         payload["container"] = {"type": "view", "view_id": "V0HOME"}
         payload["view"] = {"id": "V0HOME", "type": "home", "blocks": []}
     else:
-        payload["container"] = {"type": "message", "message_ts": "1.0", "channel_id": channel}
+        payload["container"] = {"type": "message", "message_ts": message_ts, "channel_id": channel}
         payload["channel"] = {"id": channel, "name": "gpu"}
-        payload["message"] = {"ts": "1.0", "text": "", "blocks": []}
+        payload["message"] = {"ts": message_ts, "text": "", "blocks": []}
         payload["response_url"] = response_url
     return _interactive(payload)
 

@@ -72,10 +72,23 @@ class CardRefusedJob(_Payload):
     error: str
 
 
+class StrayCardJob(_Payload):
+    """Take the buttons off a copy of the request's card that the bot did not record."""
+
+    request: str
+    channel: str
+    ts: str
+
+
 CARD = JobKind("card", RequestJob)
 TELL = JobKind("tell", TellJob)
 CARD_REFUSED = JobKind("card-refused", CardRefusedJob)
-KINDS = (CARD, TELL, CARD_REFUSED)
+STRAY_CARD = JobKind("stray-card", StrayCardJob)
+KINDS = (CARD, TELL, CARD_REFUSED, STRAY_CARD)
+STRAY_NOTE = (
+    ":information_source: A copy of this request's card that the bot lost track of: "
+    "its buttons are gone. Decide on the current card, or from the bot's Home tab."
+)
 
 
 def card_key(request_id: str) -> str:
@@ -99,6 +112,7 @@ class NotificationService:
         jobs.register(CARD, lambda job: self.show_card(job.request))
         jobs.register(TELL, self.tell)
         jobs.register(CARD_REFUSED, self.tell_card_refused)
+        jobs.register(STRAY_CARD, self.strip_stray_card)
 
     # --- the notify job: one job per recipient ------------------------------------------
 
@@ -154,6 +168,31 @@ class NotificationService:
                 return
             record = saved  # decided since the card was rendered
         self._update_card(record)
+
+    def clicked_card(self, request_id: str, channel: str, ts: str) -> None:
+        """A button was clicked on a card at `channel`/`ts`: if that is not the card the
+        bot recorded (a duplicate posted after an answer that was lost), take its buttons
+        off, as a job."""
+        record = self.store.get(request_id)
+        if record is None or record.approval_message == SlackMessage(channel=channel, ts=ts):
+            return
+        payload = StrayCardJob(request=request_id, channel=channel, ts=ts)
+        self.store.schedule(STRAY_CARD.job(f"{channel}:{ts}", self.clock.now(), payload))
+        self.store.wake()
+
+    def strip_stray_card(self, job: StrayCardJob) -> None:
+        record = self.store.get(job.request)
+        stray = SlackMessage(channel=job.channel, ts=job.ts)
+        if record is None or record.approval_message == stray:
+            return  # found and recorded meanwhile: the card job keeps it current
+        blocks = request_card(record, with_buttons=False)
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": STRAY_NOTE}]})
+        try:
+            self.delivery.update(stray, card_fallback(record), blocks)
+        except Refused as refused:
+            if not refused.lasting:
+                raise
+            log.warning("a stray card of %s could not be changed: %s", record.id, refused.error)
 
     def _remember_card(self, request_id: str, message: SlackMessage) -> CapacityRecord | None:
         def posted(r: CapacityRecord) -> Change | None:

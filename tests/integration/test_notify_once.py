@@ -147,3 +147,28 @@ def test_each_decision_is_told_once_however_often_its_jobs_run(make_bot) -> None
         bot.wait()
     assert dms(bot) == before
     assert bot.fake.delivery_keys().count(card_key(request_id)) == 1
+
+
+def test_a_copy_of_the_card_the_bot_lost_track_of_loses_its_buttons_when_clicked(
+    make_bot,  # type: ignore[no-untyped-def]
+) -> None:
+    bot = make_bot()
+    request_id = submitted(bot)
+    card = bot.record(request_id).approval_message
+    assert card is not None
+    # A second copy, as a post whose answer was lost and whose search missed it leaves.
+    stray = "1699999999.000100"
+    bot.click(ActionId.REJECT_OPEN.value, request_id, APPROVER, message_ts=stray)
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER, message_ts=stray)
+    bot.wait()
+    assert bot.record(request_id).state is State.PAYMENT_PENDING  # the click still counts
+    on_stray = [c for c in bot.fake.of("chat.update") if c.args["ts"] == stray]
+    assert on_stray and all(action_ids(c.blocks()) == [] for c in on_stray)
+    assert "lost track" in on_stray[-1].text_of_blocks()
+    on_card = [c for c in bot.fake.of("chat.update") if c.args["ts"] == card.ts]
+    assert on_card and "lost track" not in on_card[-1].text_of_blocks()
+    # Clicks on the recorded card leave it to the card job.
+    before = len(bot.fake.of("chat.update"))
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.wait()
+    assert len(bot.fake.of("chat.update")) == before

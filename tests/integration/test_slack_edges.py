@@ -60,7 +60,11 @@ def test_a_signed_body_that_was_tampered_with_gets_401(make_bot) -> None:  # typ
     bot = make_bot()
     request_id = submitted(bot)
     _, url = bot.new_response_url()
-    body, ctype = payloads.button_click(ActionId.APPROVE.value, request_id, "U0SOMEONE", url)
+    card = bot.record(request_id).approval_message
+    assert card is not None
+    body, ctype = payloads.button_click(
+        ActionId.APPROVE.value, request_id, "U0SOMEONE", url, message_ts=card.ts
+    )
     headers = payloads.sign("test-signing-secret", body)
     forged = body.replace("U0SOMEONE", APPROVER)
     reply = bot.post(forged, ctype, signed=False, headers=headers)

@@ -247,7 +247,11 @@ def test_a_slack_retry_of_the_same_delivery_changes_nothing_twice(make_bot) -> N
     bot = make_bot()
     request_id = submitted(bot)
     _, url = bot.new_response_url()
-    body = payloads.button_click(ActionId.APPROVE.value, request_id, APPROVER, url)
+    card = bot.record(request_id).approval_message
+    assert card is not None
+    body = payloads.button_click(
+        ActionId.APPROVE.value, request_id, APPROVER, url, message_ts=card.ts
+    )
     first = bot.post(*body)
     retry = bot.post(
         *body, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
