@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_iam_policies_are_valid_json_with_statements() -> None:
-    for name in ("iam-quote-policy.json", "iam-purchase-policy.json"):
+    for name in ("iam-quote-policy.json", "iam-purchase-policy.json", "iam-deploy-policy.json"):
         policy = json.loads((ROOT / "deploy" / name).read_text())
         assert policy["Version"] == "2012-10-17"
         assert policy["Statement"]
@@ -89,3 +89,23 @@ def test_purchase_policy_covers_every_call_purchasing_makes() -> None:
         assert action in allowed, action
     for paged in ("ec2:DescribeCapacityBlocks", "sagemaker:ListTrainingPlans"):
         assert paged in allowed
+
+
+def test_deploy_policy_covers_every_call_the_hosting_adapter_makes() -> None:
+    import re
+
+    policy = json.loads((ROOT / "deploy" / "iam-deploy-policy.json").read_text())
+    allowed = set()
+    for statement in policy["Statement"]:
+        actions = statement["Action"]
+        allowed |= {actions} if isinstance(actions, str) else set(actions)
+    source = (ROOT / "bot" / "adapters" / "aws" / "hosting.py").read_text()
+    verbs = r"(?:describe|list|create|delete)_[a-z_]+"
+    calls = set(re.findall(rf"\.({verbs})\(", source))
+    calls |= set(re.findall(rf'"({verbs})"', source))  # paginators
+    assert {"create_endpoint", "list_models", "delete_endpoint_config"} <= calls
+    for method in calls:
+        action = "sagemaker:" + "".join(p.capitalize() for p in method.split("_"))
+        assert action in allowed, action
+    # CreateEndpointConfig passes the model's execution role to SageMaker.
+    assert "iam:PassRole" in allowed
