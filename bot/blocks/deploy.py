@@ -47,7 +47,13 @@ def headline(d: Deployment) -> str:
 
 def steps(d: Deployment) -> list[str]:
     """One line per resource, in the order they are made."""
-    config = "created" if d.config_exists else "not created yet"
+    config = (
+        "created"
+        if d.config_exists
+        else "deleted"
+        if d.state is DeployState.DELETED
+        else "not created yet"
+    )
     lines = [f"• Endpoint configuration `{esc(d.config_name)}`: {config}"]
     endpoint = esc(d.endpoint_status) if d.endpoint_status else "not created yet"
     lines.append(f"• Endpoint `{esc(d.endpoint_name)}`: {endpoint}")

@@ -238,6 +238,7 @@ class DeployService:
         name = order.endpoint_name or self.default_name(record.id)
         role = None
         taken: frozenset[str] = frozenset()
+        taken_configs: frozenset[str] = frozenset()
         if look_up:
             known = set(self.hosting.models(res.account, res.region))
             missing = [m.name for m in order.models if m.name not in known]
@@ -249,6 +250,8 @@ class DeployService:
             role = self.hosting.model_role(res.account, res.region, order.models[0].name)
             if self.hosting.endpoint(res.account, res.region, name) is not None:
                 taken = frozenset({name})
+            if self.hosting.config(res.account, res.region, name) is not None:
+                taken_configs = frozenset({name})
         ask = DeploymentAsk(
             endpoint_name=name,
             instance=instance,
@@ -262,7 +265,9 @@ class DeployService:
             region=res.region,
         )
         try:
-            return plan_deployment(ask, self.catalog, taken_endpoints=taken)
+            return plan_deployment(
+                ask, self.catalog, taken_endpoints=taken, taken_configs=taken_configs
+            )
         except UnknownProfile as exc:
             raise DeployRefused(str(exc), field=FormBlock.DEPLOY_LAYOUT.value) from exc
         except (ModelError, ValueError) as exc:
@@ -646,13 +651,15 @@ class DeployService:
             log.warning("status of %s: AWS did not answer", d.id, exc_info=True)
             return d
         by_name = {c.name: c for c in found}
+        # Not there yet while deploying; gone (deleted outside the bot) once it was made.
+        absent = None if d.state is DeployState.DEPLOYING else "gone"
         return d.model_copy(
             update={
-                "endpoint_status": endpoint.status if endpoint else "gone",
+                "endpoint_status": endpoint.status if endpoint else d.endpoint_status and "gone",
                 "components": tuple(
                     c.model_copy(
                         update={
-                            "status": by_name[c.name].status if c.name in by_name else "gone",
+                            "status": by_name[c.name].status if c.name in by_name else absent,
                             "reason": by_name[c.name].reason if c.name in by_name else None,
                         }
                     )

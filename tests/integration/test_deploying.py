@@ -178,6 +178,12 @@ def test_an_endpoint_name_taken_is_refused(calls) -> None:  # type: ignore[no-un
             REQUESTER, DeployOrder(request_id, THREE, endpoint_name="taken-ep")
         )
     assert Rule.ENDPOINT_NAME_TAKEN in {r.rule for r in refused.value.refusals}
+    # An endpoint configuration of that name is taken as well (place_endpoint made one).
+    with pytest.raises(DeployRefused) as refused:
+        bot.services.deploys.start(
+            REQUESTER, DeployOrder(request_id, THREE, endpoint_name="taken-ep-config")
+        )
+    assert Rule.ENDPOINT_NAME_TAKEN in {r.rule for r in refused.value.refusals}
     assert not any(op in seen for op in MUTATING)
 
 
