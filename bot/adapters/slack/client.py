@@ -1,4 +1,5 @@
-"""Slack clients that retry rate limits (honouring Retry-After), 5xx and connection resets."""
+"""Slack clients that retry short rate limits (honouring Retry-After), 5xx and connection
+resets."""
 
 from __future__ import annotations
 
@@ -37,10 +38,37 @@ class AnyServerErrorRetryHandler(ServerErrorRetryHandler):
         return response is not None and 500 <= response.status_code < 600
 
 
+# The longest Retry-After waited out inside a call. A longer one is raised instead: a job
+# then goes back to the queue rather than sleeping while it holds its lease (and every
+# other job waits behind it), and a listener's work gives up rather than block a thread.
+MAX_RETRY_AFTER_S = 2.0
+
+
+class BriefRateLimitRetryHandler(RateLimitErrorRetryHandler):
+    """slack_sdk's 429 handler sleeps for any Retry-After; this one only for short ones."""
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        raw = {k.lower(): v for k, v in response.headers.items()}.get("retry-after") or "1"
+        try:
+            wait = float(raw[0] if isinstance(raw, list) else raw)
+        except ValueError:
+            return False
+        return wait <= MAX_RETRY_AFTER_S
+
+
 def retry_handlers() -> list[RetryHandler]:
     return [
         ConnectionErrorRetryHandler(max_retry_count=2),
-        RateLimitErrorRetryHandler(max_retry_count=3),
+        BriefRateLimitRetryHandler(max_retry_count=3),
         AnyServerErrorRetryHandler(max_retry_count=2),
     ]
 
