@@ -8,10 +8,12 @@ earlier, it would compete with that very response for the interpreter.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,9 @@ class AfterAck:
     ) -> None:
         """Run `fn(*args, **kwargs)` soon; `on_error` hears of a failure (to tell the
         user: after the ack, a failure would otherwise leave them waiting forever)."""
-        task: Task = (fn, on_error, args, kwargs)
+        # The request's log fields (bot.logs) go with the work to the pool's thread.
+        ctx = contextvars.copy_context()
+        task: Task = (partial(ctx.run, fn), on_error, args, kwargs)
         held: list[Task] | None = getattr(_held, "tasks", None)
         if held is not None:
             with self._lock:

@@ -7,6 +7,7 @@ what it needs handed in, so no layer depends on the choice of adapters made here
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,11 @@ from bot.config import Settings
 from bot.domain.approval import SpendingLimits
 from bot.domain.catalog import Catalog, default_catalog
 from bot.domain.market import MarketSnapshot
+from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest
+from bot.logs import context as log_context
+from bot.logs import set_fields as set_log_fields
+from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
 from bot.services.container import Services
@@ -101,6 +106,7 @@ def build_services(
     metrics = PrometheusMetrics()
     set_call_observer(metrics.external_call)
     store.on_saved(metrics.request_saved)
+    store.on_saved(_bind_request)
     if accounts is None:
         accounts = make_accounts(settings, clock, store)
     if aws is None:
@@ -194,6 +200,12 @@ def build_services(
     )
 
 
+def _bind_request(old: CapacityRecord | None, new: CapacityRecord) -> None:
+    """A request created while handling a command: its id goes on the lines that follow."""
+    if old is None and "request_id" not in log_context():
+        set_log_fields(request_id=new.id)
+
+
 def metrics_page(services: Wiring) -> Callable[[], tuple[bytes, str]]:
     """The /metrics page: this process's (or every worker process's) counters and the
     store's counts now."""
@@ -284,8 +296,27 @@ def build_app(
         **kwargs,
     )
     app.use(_count_slack_calls)
+    app.use(_log_fields)
     register(app, services)
     return app
+
+
+_REQUEST_ID = re.compile(r"\bR[0-9]+\b")
+
+
+def _log_fields(body: dict[str, Any], next: Callable[[], Any]) -> Any:
+    """The Slack user and, when the payload names one, the request id go on every log
+    line of this request (bot.logs), in the listener and the work it hands off; a request
+    created meanwhile is bound when saved."""
+    user = body.get("user_id") or (body.get("user") or {}).get("id")
+    named = " ".join(
+        [str(body.get("text", ""))]
+        + [str(a.get("value", "")) for a in body.get("actions") or [] if isinstance(a, dict)]
+        + [str((body.get("view") or {}).get("private_metadata", ""))]
+    )
+    found = _REQUEST_ID.search(named)
+    start_log_fields(slack_user=user, request_id=found.group(0) if found else None)
+    return next()
 
 
 def _count_slack_calls(context: BoltContext, next: Callable[[], None]) -> None:

@@ -172,6 +172,12 @@ class Settings(BaseSettings):
         "GPU_BOT_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR", default="INFO"
     )
 
+    log_format: Literal["text", "json"] = _env(
+        "GPU_BOT_LOG_FORMAT",
+        "text (readable) or json (one object per line, for a log pipeline)",
+        default="text",
+    )
+
     @field_validator("approvers", mode="before")
     @classmethod
     def _split_ids(cls, value: Any) -> Any:

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
+from bot.logs import run_bound
 from bot.services.container import Services
 from bot.services.jobs import RetryLater, UnknownJobKind
 from bot.services.ports import ClaimedJob
@@ -84,7 +85,17 @@ class Worker:
     # --- one job --------------------------------------------------------------------
 
     def _execute(self, job: ClaimedJob) -> _Done:
-        """Run one job's handler; say what should become of the job."""
+        """Run one job's handler; say what should become of the job. Its log lines carry
+        the job id, and the request and user its payload names."""
+        request, user = job.payload.get("request"), job.payload.get("user")
+        return run_bound(
+            lambda: self._counted(job),
+            job_id=job.id,
+            request_id=request if isinstance(request, str) else None,
+            slack_user=user if isinstance(user, str) else None,
+        )
+
+    def _counted(self, job: ClaimedJob) -> _Done:
         done = self._outcome(job)
         if done.error is not None:
             outcome = "dead"
@@ -93,6 +104,7 @@ class Worker:
         else:
             outcome = "ok"
         self.metrics.job_finished(job.kind, outcome)
+        log.debug("job %s (%s): %s", job.id, job.kind, outcome)
         return done
 
     def _outcome(self, job: ClaimedJob) -> _Done:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.cli.output import fail, settings_or_exit
 from bot.config import Settings
+from bot.logs import configure, secrets_of
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -92,9 +93,10 @@ def serve_problems(
 
 def _settings() -> Settings:
     settings = settings_or_exit()
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    secrets = secrets_of(
+        settings.slack_bot_token, settings.slack_signing_secret, settings.slack_app_token
     )
+    configure(settings.log_level, settings.log_format, secrets)
     return settings
 
 
