@@ -62,3 +62,17 @@ def test_the_store_counts_are_on_the_page() -> None:
         "gpu_bot_job_lateness_seconds 90.0",
     ):
         assert line in page
+
+
+def test_every_metric_the_readme_names_is_on_the_page() -> None:
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("### Metrics, logs and what to alert on", 1)[1].split("\n### ", 1)[0]
+    named = set(re.findall(r"\bgpu_bot_[a-z_]+", section))
+    page = render(lambda: StoreCounts())[0].decode()
+    shown = set(re.findall(r"^# TYPE (gpu_bot_[a-z_]+) ", page, re.MULTILINE))
+    shown |= {f"{n}_total" for n in shown} | {f"{n}_bucket" for n in shown}
+    shown.add("gpu_bot_metrics_files_unreadable")  # only under gunicorn (the files' mode)
+    assert len(named) >= 15
+    assert named - shown == set()
