@@ -98,6 +98,7 @@ DEPLOY = JobKind("deploy", DeploymentJob)
 UNDEPLOY = JobKind("undeploy", DeploymentJob)
 PLAN_END = JobKind("deploy-plan-end", PlanEndJob)
 KINDS = (DEPLOY, UNDEPLOY, PLAN_END)
+MODELS_KEPT = timedelta(hours=1)  # ListModels as the deploy form was opened
 DEFAULT_WARNING = timedelta(hours=24)  # before the plan ends, when no lead is configured
 # Deleting in this order never trips over a dependency (components live on the endpoint,
 # the endpoint uses the config).
@@ -196,10 +197,14 @@ class DeployService:
         return [r for r in self.store.for_user(user, 50) if _endpoint_plan(r)]
 
     def models(self, request_id: str) -> list[str]:
+        """ListModels in the plan's account; kept a while so the form's submission can
+        check the names without calling AWS before its ack."""
         record = self.store.get(request_id)
         if record is None or record.reservation is None:
             return []
-        return self.hosting.models(record.reservation.account, record.reservation.region)
+        names = self.hosting.models(record.reservation.account, record.reservation.region)
+        self.store.cache_put(_models_key(request_id), "\n".join(names), MODELS_KEPT)
+        return names
 
     def default_name(self, request_id: str) -> str:
         number = len(self.deployments.deployments_of(request_id)) + 1
@@ -289,6 +294,15 @@ class DeployService:
             form.name,
             whole_gpus=form.whole_gpus,
         )
+        listed = self.store.cache_get(_models_key(order.request_id))
+        if listed is not None:
+            known = set(listed.split("\n"))
+            missing = [m.name for m in order.models if m.name not in known]
+            if missing:
+                return None, {
+                    FormBlock.DEPLOY_MODELS.value: f"No SageMaker model named "
+                    f"{', '.join(missing)}; ListModels has {', '.join(sorted(known))}."[:1500]
+                }
         try:
             plan = self.check(user, order, look_up=False)
         except DeployRefused as exc:
@@ -690,6 +704,10 @@ def _deleting(
     return tuple(
         c.model_copy(update={"status": "Deleting"}) if c.name in names else c for c in components
     )
+
+
+def _models_key(request_id: str) -> str:
+    return f"deploy-models:{request_id}"
 
 
 def _name_taken(name: str) -> Refusal:

@@ -84,6 +84,9 @@ def test_a_form_the_rules_refuse_says_why_on_the_field_and_starts_nothing(make_b
         ),
         ({"models": "llama=lots"}, FormBlock.DEPLOY_MODELS, "cannot read model"),
     ]
+    bot.command("deploy")  # the form lists the models: its submission checks the names
+    bot.wait()
+    cases.append(({"models": "llama-9=18gb"}, FormBlock.DEPLOY_MODELS, "No SageMaker model"))
     for fields, block, said in cases:
         reply = submit(bot, request_id, **fields)
         assert reply.status == 200
