@@ -386,7 +386,17 @@ def start_health_server(
     return server
 
 
-def serve_socket_mode(app: App, app_token: str) -> None:
+def serve_socket_mode(
+    app: App, app_token: str, stop: threading.Event | None = None, ping_interval: float = 10
+) -> None:
+    """Connect to Slack over Socket Mode and serve until `stop` is set (for ever
+    without one). When Slack drops the connection the client opens a new one at its
+    next check, every `ping_interval` seconds (Bolt's default, 10)."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    SocketModeHandler(app, app_token).start()  # type: ignore[no-untyped-call]
+    handler = SocketModeHandler(app, app_token, ping_interval=ping_interval)
+    handler.connect()  # type: ignore[no-untyped-call]
+    try:
+        (stop or threading.Event()).wait()
+    finally:
+        handler.close()  # type: ignore[no-untyped-call]

@@ -102,6 +102,8 @@ class LocalSlackApi:
         # that gap has posted without knowing it.
         self.latency_s = 0.0
         self.keep_calls = True  # False: only messages are kept (long benchmark runs)
+        # Where apps.connections.open sends a Socket Mode client (a local WebSocket server).
+        self.socket_url: str | None = None
         # Calls refused because Slack would refuse their blocks or view (see block_rules).
         self.invalid: list[Call] = []
         self._keys: Counter[str] = Counter()  # delivery keys posted, kept as they arrive
@@ -336,6 +338,10 @@ class LocalSlackApi:
                         self._keys[str(key)] += 1
                 self.messages.setdefault(channel, []).append(message)
             return {"ok": True, "channel": channel, "ts": ts}
+        if method == "apps.connections.open":
+            if self.socket_url is None:
+                return {"ok": False, "error": "not_allowed_token_type"}
+            return {"ok": True, "url": self.socket_url}
         if method == "conversations.open":
             users = str(args.get("users", ""))
             return {"ok": True, "channel": {"id": dm_channel(users.split(",")[0])}}
