@@ -120,9 +120,9 @@ def build_services(
     purchaser = purchaser or AwsPurchaser(accounts, catalog, clock)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = slack or make_web_client(token, settings.slack_api_url)
-    notifier = notifier or SlackNotifier(slack)
-    quotes = QuoteService(market, catalog, clock, settings.aws_region)
     limits = SpendingLimits(settings.second_approval_usd, settings.max_request_usd)
+    notifier = notifier or SlackNotifier(slack, limits)
+    quotes = QuoteService(market, catalog, clock, settings.aws_region)
     directory = ApproverDirectory(
         settings.approvers,
         settings.approver_group,

@@ -6,6 +6,8 @@ from typing import Any
 
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
+from bot.domain.approval import SpendingLimits
+from bot.domain.choices import over_the_limit
 from bot.domain.comparison import Option
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
@@ -58,8 +60,11 @@ def option_line(option: Option, recommended: bool) -> str:
     return clip("\n".join(lines), 2900)
 
 
-def quote_blocks(quote: Quote, request_id: str | None = None) -> list[Block]:
-    """The full comparison. With a request id it ends with Submit / Cancel buttons."""
+def quote_blocks(
+    quote: Quote, request_id: str | None = None, limits: SpendingLimits | None = None
+) -> list[Block]:
+    """The full comparison. With a request id it ends with Submit / Cancel buttons; no
+    Submit when every option is above the `limits` for one request: it says why instead."""
     r = quote.request
     rec = quote.recommendation
     blocks: list[Block] = [
@@ -96,15 +101,15 @@ def quote_blocks(quote: Quote, request_id: str | None = None) -> list[Block]:
         }
     )
     if request_id and rec.kind is not None:
+        refused = over_the_limit(quote, limits) if limits else None
+        buttons = [_button("Cancel", ActionId.CANCEL, request_id)]
+        if refused:
+            blocks.append(_section(f":no_entry: *Cannot be submitted:* {esc(refused)}."))
+        else:
+            submit = _button("Submit for approval…", ActionId.SUBMIT_OPEN, request_id, "primary")
+            buttons.insert(0, submit)
         blocks.append(
-            {
-                "type": "actions",
-                "block_id": f"quote_actions:{request_id}",
-                "elements": [
-                    _button("Submit for approval…", ActionId.SUBMIT_OPEN, request_id, "primary"),
-                    _button("Cancel", ActionId.CANCEL, request_id),
-                ],
-            }
+            {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": buttons}
         )
     return blocks
 

@@ -313,9 +313,23 @@ def test_above_the_second_approval_amount_two_different_approvers_are_needed(mak
     assert [e.action for e in bot.services.store.audit(request_id)].count("approval") == 1
 
 
+def test_a_quote_above_the_hard_limit_offers_no_submit_and_says_why(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(max_request_usd=1000)
+    _reply, token = bot.command(f"reserve {REQUEST}")
+    bot.wait()
+    (response,) = [r for r in bot.responses(token) if r.get("blocks")]
+    assert action_ids(response["blocks"]) == [ActionId.CANCEL.value]
+    shown = json.dumps(response["blocks"])
+    assert "above the $1,000.00 limit for one request" in shown
+    assert "$4,983.55" in shown  # the cheapest option's most
+
+
 def test_above_the_hard_limit_the_request_is_refused_before_it_is_posted(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot(max_request_usd=1000)
-    request_id = quoted(bot)
+    bot.command(f"reserve {REQUEST}")  # a submit form opened from an older quote
+    bot.wait()
+    (record,) = bot.services.store.for_user(REQUESTER)
+    request_id = record.id
     answer = json.loads(submit_form(bot, request_id).body)
     assert answer["response_action"] == "errors"
     assert "$4,983.55" in answer["errors"][FormBlock.CHOICE.value]

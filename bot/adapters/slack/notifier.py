@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from bot.adapters.slack.client import make_webhook_client
 from bot.blocks.quote import quote_blocks, quote_fallback
 from bot.blocks.text import esc
+from bot.domain.approval import SpendingLimits
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
 
@@ -21,15 +22,16 @@ log = logging.getLogger(__name__)
 
 
 class SlackNotifier:
-    def __init__(self, client: WebClient) -> None:
+    def __init__(self, client: WebClient, limits: SpendingLimits | None = None) -> None:
         self.client = client
+        self.limits = limits  # a quote above them offers no Submit
 
     def quote_ready(self, record: CapacityRecord, response_url: str | None) -> None:
         if record.quote is None:
             failed = f":x: {esc(record.failure or 'Quoting failed.')}"
             self.reply(record.requester, response_url, failed)
             return
-        blocks = quote_blocks(record.quote, record.id)
+        blocks = quote_blocks(record.quote, record.id, self.limits)
         self.reply(record.requester, response_url, quote_fallback(record.quote), blocks)
 
     def show_quote(self, user: str, response_url: str | None, quote: Quote) -> None:
