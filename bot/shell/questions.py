@@ -22,9 +22,16 @@ def confirmed(term: Terminal, renderer: Renderer, dialog: dict[str, Any]) -> boo
     yes = renderer.text(dialog.get("confirm")) or "Confirm"
     no = renderer.text(dialog.get("deny")) or "Cancel"
     while True:
-        answer = term.read(f"  {yes} (y) or {no} (n)? ", remember=False).strip().lower()
+        line = term.read(f"  {yes} (y) or {no} (n)? ", remember=False)
+        answer = line.strip().lower()
         if answer in ("y", "yes", "n", "no"):
             return answer.startswith("y")
+        if not term.interactive:
+            # A script that does not answer goes on: asking again would swallow every
+            # line after this one.
+            term.write("  ! Not answered (y or n): the line runs as the next command.")
+            term.give_back(line)
+            return False
         term.write("  ! Answer y or n.")
 
 

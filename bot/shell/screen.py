@@ -1,7 +1,8 @@
 """What the people in the shell's workspace see: messages in channels, DMs and ephemeral
 replies, App Home views and modals, built from the app's acks and the Web API and
 response_url calls it made. Each batch of output numbers its buttons from 1; `press N`
-takes the latest numbering, and only while that button is still on its message.
+takes the latest output's numbering (none when it showed no buttons), and only while that
+button is still on its message; `reshow` shows a message again to press its buttons.
 """
 
 from __future__ import annotations
@@ -105,16 +106,39 @@ class Screen:
         for call in calls:
             if call.status == 200:
                 self._call(call)
-        if self._batch:
+        if self._lines:
+            # `press N` means the output just shown, even when it has no buttons: never a
+            # button of an older message the person has stopped looking at.
             self.buttons = self._batch
+        return "\n".join(self._lines)
+
+    def reshow(self, number: int, user: str) -> str:
+        """Message `number` again, as it is now, its buttons the ones `press N` clicks;
+        `Unpressable` when there is no such message or `user` cannot see it."""
+        found = [m for m in self.messages.values() if m.number == number]
+        if not found:
+            raise Unpressable(f"There is no message {number} (any more).")
+        message = found[0]
+        if message.user is not None and message.user != user:
+            owner = self.people.name(message.user)
+            raise Unpressable(f"Message {number} is one only {owner} can see: `as {owner}` first.")
+        self._lines, self._batch = [], []
+        rendering = self.renderer().message(message.blocks, message.text, 1)
+        self._frame(f"{self._where(message)} · message {message.number}", rendering.lines)
+        self._numbered(rendering, message=message, user=message.user)
+        self.buttons = self._batch
         return "\n".join(self._lines)
 
     def pressable(self, number: int, user: str) -> Pressable:
         """Button `number` of the latest numbering, as it is now; `Unpressable` says why
         not (no such number, not visible to `user`, or no longer there)."""
+        if not self.buttons:
+            raise Unpressable(
+                "The latest output has no buttons: `show N` shows message N again with its "
+                "buttons, `home` opens App Home."
+            )
         if not 1 <= number <= len(self.buttons):
-            shown = f"1 to {len(self.buttons)}" if self.buttons else "none yet"
-            raise Unpressable(f"There is no button {number} (buttons: {shown}).")
+            raise Unpressable(f"There is no button {number} (buttons: 1 to {len(self.buttons)}).")
         entry = self.buttons[number - 1]
         if entry.user is not None and entry.user != user:
             owner = self.people.name(entry.user)

@@ -12,7 +12,7 @@ from bot.blocks.text import when
 from bot.config import parse_config_duration
 from bot.shell import payloads
 from bot.shell.console_api import COMMAND_CHANNEL, Ack, ConsoleSlack
-from bot.shell.people import YOU, People, Person
+from bot.shell.people import DEFAULT_APPROVERS, YOU, People, Person
 from bot.shell.questions import FORM_HELP, Values, confirmed, fill_in
 from bot.shell.screen import Audience, OpenedModal, Pressable, ResponseTarget, Screen, Unpressable
 from bot.shell.style import ANSI, PLAIN
@@ -23,6 +23,7 @@ HELP = f"""\
 Shell commands:
   /gpu …           a slash command from the current user (/gpu help lists them)
   press N          click button [N] of the latest output
+  show N           show message N again, to press its buttons
   as NAME          act as someone else: you, alice, bob, or any user id (U…)
   home             open App Home as the current user
   whoami           who you are acting as
@@ -43,6 +44,7 @@ class Session:
         self.screen = Screen(people, ANSI if terminal.color else PLAIN, channels)
         self._commands: dict[str, Callable[[str], None]] = {
             "press": self.press,
+            "show": self.show,
             "as": self.act_as,
             "whoami": self.whoami,
             "home": self.home,
@@ -116,6 +118,15 @@ class Session:
             self._trigger(),
         )
         self._settle(self.slack.dispatch(body))
+
+    def show(self, number: str) -> None:
+        if not number.isdigit():
+            self.term.write("Which message? `show 2` shows message 2 again.")
+            return
+        try:
+            self.term.write(self.screen.reshow(int(number), self.user.id))
+        except Unpressable as exc:
+            self.term.write(str(exc))
 
     def act_as(self, who: str) -> None:
         person = self.people.find(who) if who else None
@@ -201,6 +212,13 @@ class Session:
         who = ", ".join(self.people.get(a).label for a in approvers) or (
             f"members of {self.slack.settings.approver_group}"
         )
+        if list(approvers) != [p.id for p in DEFAULT_APPROVERS]:
+            # Set in the environment or a .env: say so, or nobody knows why alice cannot.
+            source = "GPU_BOT_APPROVERS" if approvers else "GPU_BOT_APPROVER_GROUP"
+            who += (
+                f" (from {source} in the environment or .env, in place of the demo's alice "
+                "and bob; unset it to approve as them)"
+            )
         return (
             "gpu-bot shell: the real bot and listeners, with a simulated AWS market (sandbox) "
             "and an in-memory store.\nNothing is bought and nothing leaves this machine. "

@@ -23,6 +23,7 @@ class Terminal:
         self.stdout = stdout
         self.interactive = interactive
         self.color = color
+        self._given_back: list[str] = []  # lines to read again, first one first
         if interactive:
             _load_history()
 
@@ -38,6 +39,10 @@ class Terminal:
 
     def read(self, prompt: str, remember: bool = True) -> str:
         """One line; `remember=False` keeps answers to form questions out of history."""
+        if self._given_back:
+            line = self._given_back.pop(0)
+            self.write(prompt + line)
+            return line
         if self.interactive:
             try:
                 line = input(prompt)
@@ -53,6 +58,11 @@ class Terminal:
         line = line.rstrip("\r\n")
         self.write(prompt + line)
         return line
+
+    def give_back(self, line: str) -> None:
+        """The next `read` returns `line` again (a piped line that was not the answer to
+        the question asked is the script's next command)."""
+        self._given_back.append(line)
 
     def write(self, text: str) -> None:
         if text:

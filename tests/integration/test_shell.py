@@ -61,6 +61,7 @@ def approval_flow(tmp_path_factory: pytest.TempPathFactory) -> str:
             "press 1",  # Approve, as the requester
             "y",
             "as alice",
+            "show 2",  # the card again: the refusal had no buttons to press
             "press 1",  # Approve, as an approver
             "y",
             "/gpu status R1",
@@ -147,7 +148,7 @@ def test_bad_commands_say_what_is_accepted(tmp_path: Path) -> None:
     unknown = section(out, "ephemeral to you · message 1")
     assert 'Unknown subcommand "frobnicate". Accepted: reserve, quote' in unknown
     assert "Only /gpu is installed here" in out
-    assert "There is no button 1 (buttons: none yet)." in out
+    assert "you> press 1\nThe latest output has no buttons: `show N` shows message N" in out
     assert "Which button? `press 1` clicks [1]." in out
     assert "Act as whom? Known: you (U0YOU), alice (U0ALICE), bob (U0BOB)" in out
     assert out.count("The clock moves forward only: `clock +2h`") == 2
@@ -212,3 +213,30 @@ def test_a_pending_request_times_out_when_the_clock_moves_on(tmp_path: Path) -> 
     dm = section(after, "DM to @you · message 3")
     assert "timed out: nobody decided before" in dm
     assert "bob> clock\nSandbox time: " in after
+
+
+def test_a_piped_line_that_does_not_answer_a_confirm_runs_as_the_next_command(
+    tmp_path: Path,
+) -> None:
+    script = "\n".join([RESERVE, "press 1", "", "", "as alice", "press 1", "as bob", "whoami"])
+    out = run_shell(script + "\n", tmp_path)
+    assert "(y) or Back (n)? as bob\n  ! Not answered (y or n)" in out
+    assert "Not pressed.\nalice> as bob\nYou are bob (U0BOB), an approver.\n" in out
+    assert "bob> whoami\nYou are bob (U0BOB), an approver.\n" in out
+
+
+def test_press_after_an_output_without_buttons_presses_nothing_older(tmp_path: Path) -> None:
+    script = "\n".join([RESERVE, "press 1", "", "", "/gpu status R1", "press 1"])
+    out = run_shell(script + "\n", tmp_path)
+    after = out.split("you> /gpu status R1", 1)[1]
+    assert "you> press 1\nThe latest output has no buttons: `show N`" in after
+    assert "Approve this purchase?" not in after
+
+
+def test_approvers_from_the_environment_are_said_in_the_banner(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("GPU_BOT_APPROVERS=U0CAROL\n")
+    out = run_shell("quit\n", tmp_path)
+    assert (
+        "approvers: U0CAROL (from GPU_BOT_APPROVERS in the environment or .env, in place of "
+        "the demo's alice and bob; unset it to approve as them)."
+    ) in out

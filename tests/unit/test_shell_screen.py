@@ -80,22 +80,39 @@ def test_a_dm_and_a_channel_post_say_where_they_went(screen: Screen) -> None:
 
 
 def test_a_button_updated_away_cannot_be_pressed(screen: Screen) -> None:
-    screen.show([post("CAPPROVALS", "CAPPROVALS", "1.1", blocks=buttons("Approve", "Reject"))])
-    assert screen.pressable(1, ALICE).button.label == "Approve"
-    shown = screen.show([update("CAPPROVALS", "1.1", text="Approved")])
-    assert shown.splitlines()[0] == "── #approvals · message 1, updated in place ──"
+    card = post("CAPPROVALS", "CAPPROVALS", "1.1", blocks=buttons("Approve", "Reject"))
+    shown = screen.show([card, update("CAPPROVALS", "1.1", text="Approved")])
+    assert shown.splitlines()[-2] == "── #approvals · message 1, updated in place ──"
     with pytest.raises(Unpressable, match=r"Button 2 \(Reject\) is not there any more"):
         screen.pressable(2, ALICE)
+    screen.show([update("CAPPROVALS", "1.1", text="Approved again")])
+    with pytest.raises(Unpressable, match="latest output has no buttons"):
+        screen.pressable(1, ALICE)
 
 
-def test_a_batch_without_buttons_keeps_the_numbering(screen: Screen) -> None:
+def test_an_output_without_buttons_leaves_nothing_to_press(screen: Screen) -> None:
     screen.show([post("CAPPROVALS", "CAPPROVALS", "1.1", blocks=buttons("Approve"))])
     screen.show([post(YOU, "D0YOU", "1.2", text="no buttons here")])
-    assert screen.pressable(1, ALICE).button.label == "Approve"
+    with pytest.raises(Unpressable, match=r"latest output has no buttons: `show N`"):
+        screen.pressable(1, ALICE)  # not Approve on the older message
     screen.show([post("CAPPROVALS", "CAPPROVALS", "1.3", blocks=buttons("Other", block_id="c"))])
     assert screen.pressable(1, ALICE).button.label == "Other"
     with pytest.raises(Unpressable, match=r"no button 2 \(buttons: 1 to 1\)"):
         screen.pressable(2, ALICE)
+
+
+def test_an_older_message_shown_again_numbers_its_buttons(screen: Screen) -> None:
+    screen.show([post("CAPPROVALS", "CAPPROVALS", "1.1", blocks=buttons("Approve", "Reject"))])
+    screen.show([post(YOU, "D0YOU", "1.2", text="no buttons here")])
+    assert screen.reshow(1, ALICE).splitlines() == [
+        "── #approvals · message 1 ──",
+        "  [1] Approve  [2] Reject",
+    ]
+    assert screen.pressable(2, ALICE).button.label == "Reject"
+    with pytest.raises(Unpressable, match="only you can see"):
+        screen.reshow(2, ALICE)
+    with pytest.raises(Unpressable, match="no message 7"):
+        screen.reshow(7, ALICE)
 
 
 def test_only_its_owner_can_press_a_button_on_an_ephemeral_message(screen: Screen) -> None:
@@ -146,5 +163,5 @@ def test_delete_original_removes_the_message_and_failed_calls_are_not_shown(
     failed = Call("chat.postMessage", {"channel": "CAPPROVALS"}, 429)
     shown = screen.show([failed, respond("r1", delete_original="true")])
     assert shown == "── ephemeral to you · message 1 deleted ──"
-    with pytest.raises(Unpressable, match="not there any more"):
+    with pytest.raises(Unpressable, match="latest output has no buttons"):
         screen.pressable(1, YOU)
