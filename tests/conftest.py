@@ -86,9 +86,54 @@ def redis_url() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
+# Every namespace handed to a test, to check at the end that none left keys behind.
+NAMESPACES: set[str] = set()
+
+
 @pytest.fixture
 def namespace() -> str:
-    return f"gpu-test-{uuid.uuid4().hex[:12]}"
+    name = f"gpu-test-{uuid.uuid4().hex[:12]}"
+    NAMESPACES.add(name)
+    return name
+
+
+def _keys_of(client: redis.Redis, namespace: str) -> list[bytes]:
+    return list(client.scan_iter(match="{" + namespace + "}*", count=1000))
+
+
+@pytest.fixture(autouse=True)
+def _drop_the_namespace(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test on the real Redis, its namespace's keys go, whoever wrote them (a
+    served process, a worker process, the test itself)."""
+    yield
+    if "namespace" in request.fixturenames and "redis_url" in request.fixturenames:
+        name = request.node.funcargs.get("namespace")
+        url = request.node.funcargs.get("redis_url") or request.getfixturevalue("redis_url")
+        client = redis.Redis.from_url(url)
+        keys = _keys_of(client, name) if name else []
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test namespace still has keys: the test database is shared
+    (one per developer, and CI's), and leftovers pile up run after run."""
+    url = os.environ.get("REDIS_TEST_URL", "redis://127.0.0.1:6379/0")
+    if not NAMESPACES:
+        return
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1)
+        found = {
+            key.decode().split("}", 1)[0].lstrip("{")
+            for key in client.scan_iter(match="{gpu-test-*", count=1000)
+        }
+        left = sorted(found & NAMESPACES)
+    except redis.ConnectionError:
+        return  # a throwaway redis-server, gone with the session
+    if left:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\ntest namespaces left keys in {url}: {', '.join(left[:10])}")
 
 
 @pytest.fixture
