@@ -47,6 +47,9 @@ APPROVAL_OUTCOMES = frozenset(
         State.PURCHASE_UNKNOWN,
     }
 )
+# Tracked capacity: the reminders tell the requester it is delivered (with how to use it)
+# and that it ended (with what is left to clean up); a decision message would say it twice.
+TOLD_BY_REMINDERS = frozenset({State.ACTIVE, State.EXPIRED})
 # States before the request was submitted: it has no approval card.
 BEFORE_SUBMISSION = frozenset({State.DRAFT, State.QUOTED, State.FAILED})
 
@@ -126,7 +129,7 @@ class NotificationService:
         if record.approval_message is not None or submitted:
             jobs.append(CARD.job(record.id, now, RequestJob(request=record.id)))
         told = told_key(record.id, record.state, len(record.attempts))
-        wants_telling = record.state in APPROVAL_OUTCOMES or (
+        wants_telling = _told_here(record) or (
             record.state is State.QUOTED and bool(record.failure)
         )
         # `delivered`: told before deliveries were once-only (kept for records of then).
@@ -280,3 +283,11 @@ class NotificationService:
             if not refused.lasting:
                 raise
             log.error("could not tell %s (%s): Slack refused the DM: %s", user, key, refused.error)
+
+
+def _told_here(record: CapacityRecord) -> bool:
+    """Whether the decision messages tell the requester of the record's state (else no
+    one does, or the reminders do)."""
+    if record.state in TOLD_BY_REMINDERS and record.reservation is not None:
+        return False
+    return record.state in APPROVAL_OUTCOMES

@@ -37,11 +37,20 @@ def market(bot: BotUnderTest, account: str | None = None) -> Any:
 
 
 def dms(bot: BotUnderTest) -> list[str]:
-    return [
-        str(c.args.get("text", ""))
-        for c in bot.fake.of("chat.postMessage")
-        if c.args["channel"] == REQUESTER
-    ]
+    return [str(c.args.get("text", "")) for c in requester_posts(bot)]
+
+
+def requester_posts(bot: BotUnderTest) -> list[Any]:
+    return [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
+
+
+def delivered_message(bot: BotUnderTest) -> str:
+    """The one message saying the capacity is delivered, with how to use it: the reminder
+    at start (the decision messages do not say it again)."""
+    started = [c for c in requester_posts(bot) if "is delivered" in str(c.args.get("text"))]
+    assert len(started) == 1, [str(c.args.get("text")) for c in started]
+    assert not any("is active" in t for t in dms(bot))
+    return f"{started[0].args['text']}\n{started[0].text_of_blocks()}"
 
 
 def card_text(bot: BotUnderTest) -> str:
@@ -83,7 +92,7 @@ def test_a_capacity_block_is_bought_tagged_and_followed_to_its_end(make_bot) -> 
         # After expiry the cleanup prompt may close it at once: nothing was left running.
         assert bot.record(request_id).state in (state, State.CLEANED_UP)
     told = dms(bot)
-    active = next(t for t in told if "is active" in t)
+    active = delivered_message(bot)
     assert "--instance-market-options MarketType=capacity-block" in active
     assert f"CapacityReservationId={reservation.id}" in active
     assert reservation.availability_zone in active
@@ -103,7 +112,7 @@ def test_a_training_plan_is_created_under_a_name_derived_from_the_request(make_b
     bot.clock.set(record.reservation.start + timedelta(hours=1))
     bot.wait()
     assert bot.record(request_id).state is State.ACTIVE
-    active = next(t for t in dms(bot) if "is active" in t)
+    active = delivered_message(bot)
     assert "TrainingPlanArn" in active and "MlReservationArn" in active
     assert bot.purchase_calls() == 1
 
