@@ -7,13 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from slack_bolt import Ack, App, BoltContext
+from slack_sdk import WebClient
 
-from bot.blocks.ids import ActionId
+from bot.blocks.ids import ActionId, CallbackId
+from bot.blocks.modals import extension_reject_form
 from bot.blocks.text import esc, usd, when
 from bot.domain.cleanup import Answer
 from bot.services.container import Services
 from bot.services.extensions import ExtensionError
 from handlers.conversation import Conversation, after_ack
+from handlers.views import checked_reason
 
 CLEANUP_ANSWERS = {
     ActionId.CLEANUP_NOW: Answer.CLEAN_UP,
@@ -35,8 +38,14 @@ def register(app: App, services: Services) -> None:
         after_ack(ack, context, decide_extension, services, True)
 
     @app.action(ActionId.EXTENSION_REJECT.value)
-    def reject_extension(ack: Ack, context: BoltContext) -> None:
-        after_ack(ack, context, decide_extension, services, False)
+    def reject_extension(ack: Ack, context: BoltContext, client: WebClient) -> None:
+        after_ack(ack, context, open_extension_reject_form, services, client)
+
+    @app.view(CallbackId.EXTENSION_REJECT.value)
+    def extension_rejected(ack: Ack, context: BoltContext) -> None:
+        reason = checked_reason(ack, context)
+        if reason is not None:
+            after_ack(ack, context, decide_extension, services, False, reason)
 
 
 def _pair(value: str) -> tuple[str, int] | None:
@@ -66,7 +75,7 @@ def ask_extension(talk: Conversation, services: Services) -> None:
     )
 
 
-def decide_extension(talk: Conversation, services: Services, approve: bool) -> None:
+def open_extension_reject_form(talk: Conversation, services: Services, client: WebClient) -> None:
     about = talk.interaction
     pair = _pair(about.request_id or "")
     if pair is None:
@@ -74,7 +83,30 @@ def decide_extension(talk: Conversation, services: Services, approve: bool) -> N
         return
     request_id, number = pair
     is_approver = services.approvals.is_approver(about.user)
-    said = services.extensions.decide(request_id, number, about.user, is_approver, approve)
+    ext, refused = services.extensions.decision_refusal(request_id, number, about.user, is_approver)
+    if ext is None:
+        talk.refuse(esc(refused or "Nothing to decide."))
+        return
+    # The outcome goes by DM: the card the button is on is the approvers'.
+    metadata = about.modal_metadata(about.request_id, keep_response_url=False)
+    client.views_open(
+        trigger_id=about.trigger_id, view=extension_reject_form(request_id, ext.offer, metadata)
+    )
+
+
+def decide_extension(
+    talk: Conversation, services: Services, approve: bool, reason: str = ""
+) -> None:
+    about = talk.interaction
+    pair = _pair(about.request_id or "")
+    if pair is None:
+        talk.refuse("That button is malformed.")
+        return
+    request_id, number = pair
+    is_approver = services.approvals.is_approver(about.user)
+    said = services.extensions.decide(
+        request_id, number, about.user, is_approver, approve, reason=reason
+    )
     talk.say(esc(said))
 
 

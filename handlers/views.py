@@ -92,8 +92,16 @@ def _submit_error(
 
 
 def handle_reject(services: Services, ack: Ack, context: BoltContext, client: WebClient) -> None:
+    reason = checked_reason(ack, context)
+    if reason is not None:
+        after_ack(ack, context, reject_request, services, client, reason)
+
+
+def checked_reason(ack: Ack, context: BoltContext) -> str | None:
+    """The reason typed in a reject form, cleaned; None after telling the form what is
+    wrong with it. Checked here, not only by the modal's max_length: a forged submission
+    skips that."""
     reason = rejection_reason(interaction(context).value(FormBlock.REJECT_REASON.value) or "")
-    # Checked here, not only by the modal's max_length: a forged submission skips that.
     problem = None
     if reason is None:
         problem = REFUSALS[Outcome.REASON_REQUIRED]
@@ -101,8 +109,8 @@ def handle_reject(services: Services, ack: Ack, context: BoltContext, client: We
         problem = f"Keep the reason under {MAX_REASON_CHARS} characters (it has {len(reason)})."
     if problem is not None:
         ack(response_action="errors", errors={FormBlock.REJECT_REASON.value: problem})
-        return
-    after_ack(ack, context, reject_request, services, client, reason)
+        return None
+    return reason
 
 
 def reject_request(talk: Conversation, services: Services, client: WebClient, reason: str) -> None:

@@ -27,6 +27,7 @@ class CallbackId(StrEnum):
     SUBMIT = "gpu_submit"
     REJECT = "gpu_reject"
     DEPLOY = "gpu_deploy"
+    EXTENSION_REJECT = "gpu_extension_reject"
 
 
 class FormBlock(StrEnum):

@@ -7,8 +7,9 @@ from typing import Any
 
 from bot.blocks.ids import ELEMENT, CallbackId, FormBlock
 from bot.blocks.quote import request_title
-from bot.blocks.text import clip, usd, when
+from bot.blocks.text import clip, esc, usd, when
 from bot.domain.choices import candidates
+from bot.domain.extension import ExtensionOffer
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
@@ -201,18 +202,25 @@ def submit_form(record: CapacityRecord, quote: Quote, metadata: dict[str, str]) 
 
 
 def reject_form(record: CapacityRecord, metadata: dict[str, str]) -> View:
+    question = f"Reject request *{record.id}* ({request_title(record.request)})?"
+    return _reason_form(CallbackId.REJECT, "Reject request", question, metadata)
+
+
+def extension_reject_form(request_id: str, offer: ExtensionOffer, metadata: dict[str, str]) -> View:
+    question = (
+        f"Reject extending *{esc(request_id)}* by {render_duration(offer.hours)} "
+        f"to {when(offer.end)} ({usd(offer.fee_usd)})?"
+    )
+    return _reason_form(CallbackId.EXTENSION_REJECT, "Reject extension", question, metadata)
+
+
+def _reason_form(callback: CallbackId, title: str, question: str, metadata: dict[str, str]) -> View:
     reason: Block = {"type": "plain_text_input", "multiline": True, "max_length": 500}
     blocks: list[Block] = [
-        {
-            "type": "section",
-            "text": {
-                "type": "mrkdwn",
-                "text": f"Reject request *{record.id}* ({request_title(record.request)})?",
-            },
-        },
+        {"type": "section", "text": {"type": "mrkdwn", "text": question}},
         _input(FormBlock.REJECT_REASON, "Reason (sent to the requester)", reason),
     ]
-    return _modal(CallbackId.REJECT, "Reject request", "Reject", blocks, metadata)
+    return _modal(callback, title, "Reject", blocks, metadata)
 
 
 def deadline_note(record: CapacityRecord) -> str:

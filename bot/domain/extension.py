@@ -110,7 +110,7 @@ def approver_refusal(
     if extension.status is not ExtensionStatus.PENDING_APPROVAL:
         return f"this extension is already {extension.status.value.replace('_', ' ')}"
     if not is_approver:
-        return "only approvers can approve an extension"
+        return "only approvers can approve or reject an extension"
     if user in (extension.requested_by, requester):
-        return "you cannot approve an extension of your own reservation"
+        return "you cannot approve or reject an extension of your own reservation"
     return None

@@ -172,6 +172,17 @@ class ExtensionService:
 
     # --- deciding -------------------------------------------------------------------------
 
+    def decision_refusal(
+        self, request_id: str, number: int, user: str, is_approver: bool
+    ) -> tuple[Extension | None, str | None]:
+        """The extension `user` is about to decide and, when they may not, why (asked
+        before opening the reason form, so a refusal comes before any typing)."""
+        record = self.store.get(request_id)
+        if record is None:
+            return None, f"There is no request {request_id}."
+        why = _decision_refusal(record, number, user, is_approver)
+        return (record.extension if why is None else None), why
+
     def decide(
         self,
         request_id: str,
@@ -185,14 +196,12 @@ class ExtensionService:
         refused: list[str] = []
 
         def decided(r: CapacityRecord) -> Change | None:
-            ext = r.extension
-            if ext is None or ext.number != number:
-                refused.append(f"That extension of {request_id} was replaced by a newer one.")
-                return None
-            why = approver_refusal(ext, user, is_approver, r.requester)
+            why = _decision_refusal(r, number, user, is_approver)
             if why is not None:
-                refused.append(why[0].upper() + why[1:] + ".")
+                refused.append(why)
                 return None
+            ext = r.extension
+            assert ext is not None  # checked by _decision_refusal
             status = ExtensionStatus.APPROVED if approve else ExtensionStatus.REJECTED
             new_ext = ext.model_copy(
                 update={"status": status, "approved_by": user, "decided_at": now, "reason": reason}
@@ -320,3 +329,13 @@ class ExtensionService:
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"
         block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
         self.delivery.send(key, record.requester, text, [block])
+
+
+def _decision_refusal(
+    record: CapacityRecord, number: int, user: str, is_approver: bool
+) -> str | None:
+    ext = record.extension
+    if ext is None or ext.number != number:
+        return f"That extension of {record.id} was replaced by a newer one."
+    why = approver_refusal(ext, user, is_approver, record.requester)
+    return why[0].upper() + why[1:] + "." if why is not None else None

@@ -4,12 +4,13 @@ refused when the price moved; the reminders follow the new end."""
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 
 import pytest
 
-from bot.blocks.ids import ActionId
+from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
 from bot.domain.lifecycle import State
@@ -24,6 +25,7 @@ from tests.slack_harness import (
     REQUESTER,
     BotUnderTest,
 )
+from tests.slack_payloads import text_input
 
 H = timedelta(hours=1)
 MIN = timedelta(minutes=1)
@@ -120,18 +122,56 @@ def test_a_rejected_extension_buys_nothing(make_bot) -> None:  # type: ignore[no
     res = active(bot)
     bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
     bot.wait()
-    bot.click(ActionId.EXTENSION_REJECT.value, "R1|1", APPROVER)
-    bot.wait()
+    reject_with(bot, APPROVER, "the run finished early")
     record = bot.record("R1")
     assert record.extension is not None and record.extension.status is ExtensionStatus.REJECTED
+    assert record.extension.reason == "the run finished early"
     assert record.reservation is not None and record.reservation.end == res.end
     assert days_added(bot, res) == 0
     later(bot)
-    assert "was rejected" in texts(bot)[-1]
+    assert "was rejected: the run finished early" in texts(bot)[-1]
     # Approving after the rejection changes nothing.
     bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER_2)
     bot.wait()
     assert days_added(bot, res) == 0
+
+
+def reject_with(bot: BotUnderTest, user: str, reason: str) -> None:
+    """Reject extension 1 of R1 through its form: an empty reason is refused first."""
+    opened = len(bot.fake.of("views.open"))
+    bot.click(ActionId.EXTENSION_REJECT.value, "R1|1", user)
+    bot.wait()
+    view = bot.fake.of("views.open")[opened].view()
+    assert view["callback_id"] == CallbackId.EXTENSION_REJECT.value
+    assert "Reject extending *R1*" in json.dumps(view)
+    empty = bot.submit_view(
+        CallbackId.EXTENSION_REJECT.value,
+        {FormBlock.REJECT_REASON.value: text_input(" \u0000 ")},
+        user,
+        view["private_metadata"],
+    )
+    assert json.loads(empty.body)["response_action"] == "errors"
+    assert bot.record("R1").extension.status is ExtensionStatus.PENDING_APPROVAL  # type: ignore[union-attr]
+    done = bot.submit_view(
+        CallbackId.EXTENSION_REJECT.value,
+        {FormBlock.REJECT_REASON.value: text_input(reason)},
+        user,
+        view["private_metadata"],
+    )
+    assert done.status == 200
+    bot.wait()
+
+
+def test_someone_who_is_not_an_approver_gets_no_reject_form(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    active(bot)
+    bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
+    bot.wait()
+    _reply, token = bot.click(ActionId.EXTENSION_REJECT.value, "R1|1", REQUESTER)
+    bot.wait()
+    assert bot.fake.of("views.open") == []  # refused before any form
+    assert "Only approvers can approve or reject an extension" in str(bot.responses(token))
+    assert bot.record("R1").extension.status is ExtensionStatus.PENDING_APPROVAL  # type: ignore[union-attr]
 
 
 def test_a_price_that_moved_after_approval_is_refused(make_bot) -> None:  # type: ignore[no-untyped-def]
