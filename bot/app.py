@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,7 +21,7 @@ from slack_sdk import WebClient
 from bot.adapters.aws.accounts import AccountClients, SandboxAccounts, live_accounts
 from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.hosting import AwsHosting
-from bot.adapters.aws.market import AwsClients, AwsMarket
+from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.calls import set_call_observer
 from bot.adapters.clock import SystemClock
@@ -94,12 +94,11 @@ def build_services(
     market: MarketData | None = None,
     slack: WebClient | None = None,
     notifier: Notifier | None = None,
-    aws: Callable[[str], AwsClients] | None = None,
     accounts: AccountClients | None = None,
     purchaser: Purchaser | None = None,
 ) -> Wiring:
-    """`aws`: region -> clients (default: live or sandbox by settings), shared by every
-    flow so that what one buys, the others see."""
+    """`accounts`: the AWS clients of each account and region (default: live or sandbox
+    by settings), shared by every flow so that what one buys, the others see."""
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
@@ -109,12 +108,6 @@ def build_services(
     store.on_saved(_bind_request)
     if accounts is None:
         accounts = make_accounts(settings, clock, store)
-    if aws is None:
-        own = accounts  # aftercare runs in the bot's default account for now
-
-        def aws(region: str) -> AwsClients:
-            return own.clients(None, region)
-
     if market is None:
         market = AccountsMarket(accounts, catalog, store, settings)
     purchaser = purchaser or AwsPurchaser(accounts, catalog, clock)
@@ -143,7 +136,7 @@ def build_services(
     jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
-    aftercare = AwsAftercare(aws, catalog, clock)
+    aftercare = AwsAftercare(accounts, catalog, clock)
     reminders = ReminderService(
         store,
         once,

@@ -121,7 +121,7 @@ class BotUnderTest:
         market = AwsMarket(aws, _catalog(), cache=store)
         self.aws = aws
         self.services: Wiring = build_services(
-            self.settings, clock=clock, store=store, market=market, aws=aws, accounts=accounts
+            self.settings, clock=clock, store=store, market=market, accounts=accounts
         )
         # slack_sdk sleeps between its retries of a 5xx; the tests move the clock, so
         # those waits would only add real seconds.

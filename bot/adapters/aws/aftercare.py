@@ -4,11 +4,12 @@ the end (found, priced and deleted). Works on live AWS and on the sandbox market
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from botocore.exceptions import ClientError
 
+from bot.adapters.aws.accounts import AccountClients
 from bot.adapters.aws.market import AwsClients
 from bot.domain.catalog import Catalog, PriceKind
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind, inventory
@@ -36,19 +37,22 @@ def _utc(moment: datetime) -> datetime:
 
 
 class AwsAftercare:
-    """ExtensionMarket and Leftovers over the clients of each region."""
+    """ExtensionMarket and Leftovers, in the account and region each reservation (or
+    request) is in."""
 
-    def __init__(
-        self, clients: Callable[[str], AwsClients], catalog: Catalog, clock: Clock
-    ) -> None:
-        self.clients = clients
+    def __init__(self, accounts: AccountClients, catalog: Catalog, clock: Clock) -> None:
+        self.accounts = accounts
         self.catalog = catalog
         self.clock = clock
+
+    def _clients(self, record: CapacityRecord, region: str) -> AwsClients:
+        res = record.reservation
+        return self.accounts.clients(res.account if res else record.request.account, region)
 
     # --- extensions -----------------------------------------------------------------------
 
     def extension_offer(self, reservation: Reservation, hours: int) -> ExtensionOffer | None:
-        aws = self.clients(reservation.region)
+        aws = self.accounts.clients(reservation.account, reservation.region)
         if reservation.kind == "training-plan":
             found = aws.sagemaker.search_training_plan_offerings(
                 TrainingPlanArn=reservation.id, DurationHours=hours
@@ -80,7 +84,7 @@ class AwsAftercare:
         )
 
     def current_end(self, reservation: Reservation) -> datetime:
-        aws = self.clients(reservation.region)
+        aws = self.accounts.clients(reservation.account, reservation.region)
         if reservation.kind == "training-plan":
             plan = aws.sagemaker.describe_training_plan(TrainingPlanName=reservation.id)
             return _utc(plan["EndTime"])
@@ -88,7 +92,7 @@ class AwsAftercare:
         return _utc(found["CapacityReservations"][0]["EndDate"])
 
     def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
-        aws = self.clients(reservation.region)
+        aws = self.accounts.clients(reservation.account, reservation.region)
         if reservation.kind == "training-plan":
             done = aws.sagemaker.extend_training_plan(
                 TrainingPlanExtensionOfferingId=offer.offering_id
@@ -108,7 +112,7 @@ class AwsAftercare:
     def find(self, record: CapacityRecord) -> Inventory:
         res = record.reservation
         region = res.region if res else record.request.region
-        aws = self.clients(region)
+        aws = self._clients(record, region)
         items: list[Leftover] = []
         if res is not None and res.kind == "on-demand-reservation":
             items += self._reservation_still_billing(aws, res)
@@ -211,7 +215,7 @@ class AwsAftercare:
 
     def delete(self, record: CapacityRecord, items: Sequence[Leftover]) -> None:
         for item in items:
-            aws = self.clients(item.region)
+            aws = self._clients(record, item.region)
             try:
                 self._delete_one(aws, item)
             except ClientError as error:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.adapters.aws.sandbox.capacity_reservations import KIND as RESERVATION_KIND
-from bot.adapters.aws.sandbox.capacity_reservations import render as render_reservation
+from bot.adapters.aws.sandbox.capacity_reservations import render_stored as render_reservation
 from bot.adapters.aws.sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
 from bot.adapters.aws.sandbox.extensions import BLOCK_EXTENSION, extended_end
 from bot.adapters.aws.sandbox.filters import FilterFields, ec2_filter
@@ -128,7 +128,7 @@ class CapacityBlocks:
             self._reservation(r, now) for r in self._m.store.records(KIND) if r["region"] == region
         ]
         items += [
-            render_reservation(r, self._m.account_id, now)
+            render_reservation(self._m.store, r, self._m.account_id, now)
             for r in self._m.store.records(RESERVATION_KIND)
             if r["region"] == region
         ]

@@ -1,6 +1,7 @@
-"""On-Demand Capacity Reservations: CreateCapacityReservation (idempotent by ClientToken)
-and DescribeAvailabilityZones. They are listed by DescribeCapacityReservations beside the
-Capacity Blocks' reservations (see capacity_blocks.py)."""
+"""On-Demand Capacity Reservations: CreateCapacityReservation (idempotent by ClientToken),
+CancelCapacityReservation and DescribeAvailabilityZones. They are listed by
+DescribeCapacityReservations beside the Capacity Blocks' reservations (see
+capacity_blocks.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from typing import Any
 
 from bot.adapters.aws.sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
 from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.store import Record
+from bot.adapters.aws.sandbox.store import MarketStore, Record
 from bot.adapters.aws.sandbox.zones import zone_id
 
 KIND = "capacity-reservation"
+CANCELLED = "capacity-reservation-cancelled"  # reservation id -> when (records never change)
 
 
 class CapacityReservations:
@@ -72,6 +74,19 @@ class CapacityReservations:
             record = self._m.store.get(KIND, _key(region, token)) or record
         return {"CapacityReservation": render(record, self._m.account_id, now)}
 
+    def cancel(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        reservation_id = str(params.get("CapacityReservationId", ""))
+        if not any(r["capacity_reservation_id"] == reservation_id for r in self.in_region(region)):
+            raise SandboxError(
+                "InvalidCapacityReservationId.NotFound",
+                f"The capacity reservation ID '{reservation_id}' does not exist",
+            )
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        # Cancelling again, or an expired one, changes nothing (the first moment is kept).
+        self._m.store.add(CANCELLED, reservation_id, {"at": self._m.clock.now().isoformat()})
+        return {"Return": True}
+
     def describe_zones(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         return {
             "AvailabilityZones": [
@@ -90,9 +105,22 @@ class CapacityReservations:
         return [r for r in self._m.store.records(KIND) if r["region"] == region]
 
 
-def render(record: Record, account: str, now: datetime) -> dict[str, Any]:
+def render_stored(
+    store: MarketStore, record: Record, account: str, now: datetime
+) -> dict[str, Any]:
+    """`render`, with the cancellation the store holds for it, if any."""
+    cancelled = store.get(CANCELLED, record["capacity_reservation_id"])
+    at = datetime.fromisoformat(cancelled["at"]) if cancelled else None
+    return render(record, account, now, cancelled_at=at)
+
+
+def render(
+    record: Record, account: str, now: datetime, cancelled_at: datetime | None = None
+) -> dict[str, Any]:
     end = datetime.fromisoformat(record["end"]) if record["end"] else None
     state = "expired" if end is not None and now >= end else "active"
+    if cancelled_at is not None and now >= cancelled_at and state == "active":
+        state = "cancelled"
     region, reservation_id = record["region"], record["capacity_reservation_id"]
     reservation: dict[str, Any] = {
         "CapacityReservationId": reservation_id,

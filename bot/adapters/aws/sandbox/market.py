@@ -96,6 +96,7 @@ class SandboxMarket:
                 "DescribeInstances": leftovers.describe_instances,
                 "TerminateInstances": leftovers.terminate_instances,
                 "CreateCapacityReservation": reservations.create,
+                "CancelCapacityReservation": reservations.cancel,
                 "DescribeAvailabilityZones": reservations.describe_zones,
             },
             "sagemaker": {
