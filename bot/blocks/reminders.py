@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -63,9 +64,10 @@ def reminder_message(
     *,
     late: bool = False,
     extension: ExtensionOffer | None = None,
+    more: Sequence[Block] = (),
 ) -> Message:
     """The message for one reminder; `late` after downtime, `extension` (before the end)
-    adds an Extend button with its price."""
+    adds an Extend button with its price; `more` blocks go last (a Deploy button)."""
     what, where = _what(reservation), _where(reservation)
     kind = reminder.kind
     start, end = when(reservation.start), when(reservation.end)
@@ -99,6 +101,7 @@ def reminder_message(
         blocks.append(_section(f"{hint.title}\n```{hint.command}```"))
     if extension is not None and kind.about_end:
         blocks.append(extend_offer_blocks(request_id, extension))
+    blocks += more
     return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
 
 

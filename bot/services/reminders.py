@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.blocks.deploy import deploy_button, deployable
 from bot.blocks.reminders import (
     Message,
     cleanup_done,
@@ -178,6 +179,7 @@ class ReminderService:
             now,
             late=verdict.verdict is Verdict.SEND_LATE,
             extension=offer,
+            more=_deploy_offer(record, reminder.kind),
         )
         self._send(reminder.delivery_key, record.requester, message)
 
@@ -300,3 +302,10 @@ _ANSWERED = {
 
 def _cost(prompt: CleanupPrompt) -> str:
     return f"{prompt.status.value}, ${prompt.usd_per_hour:,.2f}/h still billed"
+
+
+def _deploy_offer(record: CapacityRecord, kind: ReminderKind) -> list[dict[str, Any]]:
+    """A plan for endpoints that was just delivered: the Deploy button goes with the news."""
+    if kind is ReminderKind.AT_START and deployable(record):
+        return [deploy_button(record)]
+    return []

@@ -61,8 +61,9 @@ def test_the_active_plans_message_has_a_deploy_button_that_opens_the_form(make_b
     active = [
         c
         for c in bot.fake.of("chat.postMessage")
-        if c.args["channel"] == REQUESTER and "is active" in str(c.args.get("text"))
+        if c.args["channel"] == REQUESTER and "is delivered" in str(c.args.get("text"))
     ]
+    assert len(active) == 1  # one message says the plan started, with the button
     assert ActionId.DEPLOY_OPEN.value in json.dumps(active[-1].args.get("blocks"))
     bot.click(ActionId.DEPLOY_OPEN.value, request_id, REQUESTER)
     bot.wait()
