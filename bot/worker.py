@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import ValidationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.logs import run_bound
 from bot.services.container import Services
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(minutes=2)
 MAX_ATTEMPTS = 8  # then the job goes to the dead-letter hash for an operator
 GRACE_SECONDS = 20.0  # on stop, how long running jobs may take to finish
+MAX_RETRY_WAIT_S = 60.0  # the longest wait between turns while the store fails
 
 
 def backoff(attempt: int) -> timedelta:
@@ -202,6 +205,7 @@ class Worker:
         self._refill_at = self.concurrency + self.batch // 2
         done: list[_Done] = []  # finished, not yet acked
         last_settle = time.monotonic()
+        failures = 0  # turns failed in a row: the store (Redis) down, most likely
         try:
             while not stop.is_set():
                 try:
@@ -226,6 +230,7 @@ class Worker:
                         # extended for ever. Settling twice is harmless (refused).
                         self._settle(done)
                         done, last_settle = [], time.monotonic()
+                    failures = 0
                     if claimed:
                         continue
                     if outstanding:
@@ -234,11 +239,30 @@ class Worker:
                         self._room.wait(min(interval, 0.25))
                     else:
                         self.store.wait_for_work(interval)
-                except Exception:
-                    log.exception("worker loop failed; retrying")
-                    stop.wait(interval)
+                except Exception as exc:
+                    failures += 1
+                    self._failed_turn(exc, failures, interval, stop)
         finally:
             self._stop(pool, finished, done)
+
+    def _failed_turn(
+        self, exc: Exception, failures: int, interval: float, stop: threading.Event
+    ) -> None:
+        """One line per failed turn, and a growing wait: Redis down for an hour is
+        worth a line a minute, not a traceback a second. An error that is not a lost
+        connection gets its traceback the first time."""
+        delay = min(interval * 2 ** (failures - 1), MAX_RETRY_WAIT_S)
+        if failures == 1 and not _unavailable(exc):
+            log.exception("worker loop failed; trying again in %.1f s", delay)
+        else:
+            log.warning(
+                "worker loop failed (%s: %s), %d in a row; trying again in %.1f s",
+                type(exc).__name__,
+                str(exc).splitlines()[0] if str(exc) else "",
+                failures,
+                delay,
+            )
+        stop.wait(delay)
 
     def _run_pooled(self, job: ClaimedJob, finished: queue.SimpleQueue[_Done]) -> None:
         with self._held_lock:
@@ -320,3 +344,8 @@ def _wait(finished: queue.SimpleQueue[_Done], timeout: float) -> None:
     except queue.Empty:
         return
     finished.put(done)
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """A lost or refused connection (Redis down or restarting), not a bug."""
+    return isinstance(exc, (OSError, RedisConnectionError, RedisTimeoutError))

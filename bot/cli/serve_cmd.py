@@ -106,6 +106,12 @@ def run_serve(args: argparse.Namespace) -> int:
     problems = serve_problems(settings, separate_worker=args.no_worker, workers=workers)
     if problems:
         return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
+    from bot.adapters.slack.client import token_refusal
+
+    token = settings.slack_bot_token  # never None here: serve_problems says so otherwise
+    refused = token_refusal(token.get_secret_value(), settings.slack_api_url) if token else None
+    if refused:
+        return fail(f"cannot serve: {refused}", code=1)
     http = settings.slack_app_token is None
     if http:
         # Before prometheus_client is imported (it reads the variable then).
@@ -214,17 +220,29 @@ def _on_sigterm(then: Callable[[], None]) -> None:
     signal.signal(signal.SIGTERM, handle)
 
 
+def worker_problems(settings: Settings) -> list[str]:
+    """What a separate `worker` needs: the jobs it runs post to Slack from the bot's Redis."""
+    problems = []
+    if settings.redis_url.startswith("memory://"):
+        problems.append(
+            "REDIS_URL=memory:// is private to one process: a separate worker needs the "
+            "bot's Redis (use redis://)"
+        )
+    if settings.slack_bot_token is None:
+        problems.append("SLACK_BOT_TOKEN is needed: the jobs post to Slack")
+    if settings.approval_channel is None:
+        problems.append("GPU_BOT_APPROVAL_CHANNEL is needed: where request cards are posted")
+    return problems
+
+
 def run_worker(args: argparse.Namespace) -> int:
     settings = _settings()
     from bot.app import build_services
     from bot.worker import Worker
 
-    if settings.redis_url.startswith("memory://"):
-        return fail(
-            "a separate worker needs the bot's Redis: REDIS_URL=memory:// is private to "
-            "one process (use redis://)",
-            code=1,
-        )
+    problems = worker_problems(settings)
+    if problems:
+        return fail("cannot run the worker:\n  " + "\n  ".join(problems), code=1)
     services = build_services(settings)
     if args.port is not None:
         from bot.app import metrics_page

@@ -214,6 +214,8 @@ def test_sigterm_stops_a_worker_process_without_losing_a_job(
         "REDIS_URL": redis_url,
         "GPU_BOT_NAMESPACE": namespace,
         "LOG_LEVEL": "WARNING",
+        "SLACK_BOT_TOKEN": "xoxb-test",  # a worker refuses to start without them
+        "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
     }
     argv = [sys.executable, "-m", "bot", "worker", "--concurrency", "4"]
     try:

@@ -136,3 +136,20 @@ def make_web_client(token: str | None, base_url: str, timeout: int = 10) -> WebC
 def make_webhook_client(url: str, timeout: int = 10) -> WebhookClient:
     """For response_url posts, with the same retries as the Web API."""
     return CountedWebhookClient(url, timeout=timeout, retry_handlers=retry_handlers())
+
+
+def token_refusal(token: str, base_url: str) -> str | None:
+    """Why Slack will not take `token` (one line), or None when auth.test accepts it.
+    Checked once before serving, so a wrong token is one message, not a traceback from
+    each process."""
+    try:
+        WebClient(token=token, base_url=base_url, timeout=10).auth_test()
+    except SlackApiError as exc:
+        error = exc.response.get("error") or exc.response.status_code
+        return (
+            f"Slack refused SLACK_BOT_TOKEN ({error}): use the app's Bot User OAuth Token "
+            "(xoxb-…, under OAuth & Permissions) and check the app is installed"
+        )
+    except OSError as exc:
+        return f"could not reach Slack at {base_url} to check SLACK_BOT_TOKEN: {exc}"
+    return None

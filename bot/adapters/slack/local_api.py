@@ -92,6 +92,7 @@ class _Server(ThreadingHTTPServer):
 class LocalSlackApi:
     groups: dict[str, list[str]] = field(default_factory=dict)  # user group id -> members
     calls: list[Call] = field(default_factory=list)
+    refused_tokens: set[str] = field(default_factory=set)  # answered invalid_auth
 
     def __post_init__(self) -> None:
         self._faults: dict[str, _Fault] = {}
@@ -246,15 +247,20 @@ class LocalSlackApi:
         else:
             method = path.removeprefix("/api/")
         headers: dict[str, str] = {}
+        body: dict[str, Any]
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
         with self._lock:
             fault = self._faults.get(method)
-            if fault and fault.times > 0:
+            if bearer and bearer in self.refused_tokens:
+                # What Slack answers a revoked or mistyped token: 200, not ok.
+                status, body = 200, {"ok": False, "error": "invalid_auth"}
+            elif fault and fault.times > 0:
                 fault.times -= 1
                 if fault.after_effect:
                     self._answer(method, args)
                 status = fault.status
                 error = fault.error or ("ratelimited" if status == 429 else "internal_error")
-                body: dict[str, Any] = {"ok": False, "error": error}
+                body = {"ok": False, "error": error}
                 if fault.retry_after is not None:
                     headers["Retry-After"] = str(fault.retry_after)
             elif problems := self._problems(method, args):
