@@ -10,14 +10,14 @@ from slack_sdk import WebClient
 
 from bot.blocks.deploy import deployments_block
 from bot.blocks.help import example_request, help_blocks, usage
-from bot.blocks.mig import mig_check_blocks
+from bot.blocks.mig import mig_check_blocks, mig_plan_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import request_title
 from bot.blocks.requests import PAGE, list_blocks, status_blocks
 from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
-from bot.domain.mig import UnknownProfile, check_layout
+from bot.domain.mig import ModelError, UnknownProfile, check_layout, parse_model, plan_layout
 from bot.domain.request import IncompleteRequest, RequestDraft
 from bot.services.container import Services
 from handlers.actions import cancel_request
@@ -28,7 +28,9 @@ LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (ap
 SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "deploy", "cleanup", "mig", "help")
 MIG_USAGE = (
     "`/gpu mig check INSTANCE PROFILE... [ami=VERSION]`, for example "
-    "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb`"
+    "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb`; "
+    "`/gpu mig plan INSTANCE NAME=MEMORY[xCOPIES]...`, for example "
+    "`/gpu mig plan p4d.24xlarge llama=18gbx8 embed=4gbx8`"
 )
 
 
@@ -135,12 +137,17 @@ def _open_form(
 
 
 def _mig(services: Services, rest: str) -> dict[str, Any]:
-    """`/gpu mig check ...`: pure and fast, so it is answered in the ack itself."""
+    """`/gpu mig check ...` and `/gpu mig plan ...`: pure and fast, so answered in the ack."""
     words = rest.split()
-    if not words or words[0].lower() != "check" or len(words) < 2:
+    action = words[0].lower() if words else ""
+    if action == "plan" and len(words) >= 3:
+        return _mig_plan(services, words[1], words[2:])
+    if action != "check" or len(words) < 3:
         return {"text": f"Usage: {MIG_USAGE}"}
     ami = next((w.split("=", 1)[1] for w in words[2:] if w.lower().startswith("ami=")), None)
     profiles = [w for w in words[2:] if not w.lower().startswith("ami=")]
+    if not profiles:
+        return {"text": f"Which profiles? Usage: {MIG_USAGE}"}
     try:
         instance = services.catalog.instance(words[1])
         check = check_layout(instance, profiles, ami=ami)
@@ -148,6 +155,17 @@ def _mig(services: Services, rest: str) -> dict[str, Any]:
         return {"text": f":warning: {esc(str(exc))}. Usage: {MIG_USAGE}"}
     verdict = "valid" if check.valid else "invalid"
     return {"text": f"MIG layout {verdict}", "blocks": mig_check_blocks(check)}
+
+
+def _mig_plan(services: Services, instance_type: str, models: list[str]) -> dict[str, Any]:
+    try:
+        instance = services.catalog.instance(instance_type)
+        needs = [parse_model(m) for m in models]
+        plan = plan_layout(instance, needs, services.catalog, services.settings.aws_region)
+    except (UnknownInstanceType, ModelError) as exc:
+        return {"text": f":warning: {esc(str(exc))}. Usage: {MIG_USAGE}"}
+    verdict = "a MIG layout fits" if plan.fits else "no MIG layout fits"
+    return {"text": verdict, "blocks": mig_plan_blocks(plan)}
 
 
 def _status(talk: Conversation, services: Services, request_id: str) -> None:

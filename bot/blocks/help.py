@@ -32,6 +32,8 @@ def usage(now: datetime) -> str:
         "• `/gpu cleanup D3` delete a deployment (components, endpoint, configuration); "
         "`/gpu cleanup R12` every deployment of a request\n"
         "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
+        "• `/gpu mig plan p4d.24xlarge llama=18gbx8 embed=4gbx8` the MIG layout that fits "
+        "these models best, with chargeback\n"
         "• `/gpu help` this text"
     )
 

@@ -1,4 +1,4 @@
-"""A MIG layout check as Block Kit, for `/gpu mig check`."""
+"""A MIG layout check and plan as Block Kit, for `/gpu mig check` and `/gpu mig plan`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from bot.blocks.text import esc
-from bot.domain.mig import LayoutCheck
+from bot.domain.mig import LayoutCheck, Plan
 
 
 def mig_check_blocks(check: LayoutCheck) -> list[dict[str, Any]]:
@@ -25,6 +25,39 @@ def mig_check_blocks(check: LayoutCheck) -> list[dict[str, Any]]:
         f"{check.unused_memory_slices} memory slices",
         "```" + json.dumps(check.production_variant_fields()) + "```",
     ]
+    if check.family and check.family.note:
+        lines.append(f"_{esc(check.family.note)}_")
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:2900]}}]
+
+
+def mig_plan_blocks(plan: Plan) -> list[dict[str, Any]]:
+    inst = plan.instance
+    title = f"{inst.instance_type} ({inst.gpus}x {inst.gpu_model})"
+    check = plan.check
+    if check is None:
+        lines = [f":x: No MIG layout fits these models on {title}:"]
+        lines += [f"• {esc(r)}" for r in plan.reasons]
+        if plan.suggestions:
+            lines.append("*What would:*")
+            lines += [f"• {esc(s)}" for s in plan.suggestions]
+        return [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:2900]}}]
+    needs = {m.name: m.memory_gb for m in plan.models}
+    lines = [f":white_check_mark: *{esc(' + '.join(check.profiles))}* per GPU on {title}"]
+    lines += [
+        f"• {esc(a.model)} ({needs[a.model]:g} GB): {a.copies} on {a.profile.sagemaker_name}"
+        for a in plan.assignments
+    ]
+    lines.append(
+        f"• waste: {plan.waste_gb:g} GB of memory no model can use, "
+        f"{plan.waste_compute_slices} compute slices outside any partition"
+    )
+    shares = ", ".join(
+        f"{esc(s.model)} {s.fraction:.1%}"
+        + ("" if s.usd_per_hour is None else f" (${s.usd_per_hour:.4f}/h)")
+        for s in plan.chargeback
+    )
+    lines.append(f"• chargeback by compute slices held: {shares}")
+    lines.append("```" + json.dumps(check.production_variant_fields()) + "```")
     if check.family and check.family.note:
         lines.append(f"_{esc(check.family.note)}_")
     return [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:2900]}}]

@@ -98,14 +98,14 @@ def _print_check(out: Console, check: LayoutCheck) -> None:
         _print_slices(out, check)
     if check.family is None:
         return
-    by_profile = ", ".join(f"{n} x {name}" for name, n in check.partitions_by_profile().items())
-    instances = f"{check.instance_count} instance{'s' if check.instance_count > 1 else ''}"
-    _say(
-        out,
-        f"partitions: {check.partitions_per_gpu} per GPU, {check.partitions_total} per endpoint "
-        f"of {instances} ({by_profile})",
-    )
-    if check.valid:
+    if check.valid:  # an invalid layout has no partitions to count
+        by_profile = ", ".join(f"{n} x {name}" for name, n in check.partitions_by_profile().items())
+        instances = f"{check.instance_count} instance{'s' if check.instance_count > 1 else ''}"
+        _say(
+            out,
+            f"partitions: {check.partitions_per_gpu} per GPU, {check.partitions_total} per "
+            f"endpoint of {instances} ({by_profile})",
+        )
         _print_request_fields(out, check)
     if check.family.note:
         _say(out, f"note: {check.family.note}")

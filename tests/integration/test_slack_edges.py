@@ -346,6 +346,23 @@ def test_mig_check_answers_in_the_ack(make_bot) -> None:  # type: ignore[no-unty
     assert "9g.99gb" in reply.body and "Usage" in reply.body
 
 
+def test_mig_without_profiles_or_with_plan_gets_the_right_answer(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, _ = bot.command("mig check p4d.24xlarge")
+    assert reply.body.startswith("Usage: `/gpu mig check INSTANCE PROFILE")
+    assert "does not work" not in reply.body
+    reply, _ = bot.command("mig plan p4d.24xlarge llama=18gbx8 embed=4gbx8")
+    shown = json.dumps(json.loads(reply.body)["blocks"])
+    assert "per GPU on p4d.24xlarge" in shown
+    assert "llama (18 GB): 8 on ml-mig-" in shown or "llama (18 GB): 8 on mig-" in shown
+    assert "chargeback by compute slices held" in shown
+    assert "AcceleratorPartitionLayouts" in shown
+    reply, _ = bot.command("mig plan p4d.24xlarge llama=90gb")
+    assert "No MIG layout fits" in json.dumps(json.loads(reply.body)["blocks"])
+    reply, _ = bot.command("mig plan p4d.24xlarge llama")
+    assert "Usage: `/gpu mig check" in reply.body and "`/gpu mig plan INSTANCE" in reply.body
+
+
 def test_a_response_url_post_is_retried(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     bot.fake.fail("response_url", 500, times=1)

@@ -69,7 +69,8 @@ def test_check_invalid_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = run_json(capsys, "check", "p4d.24xlarge", "3g.20gb", "3g.20gb", "1g.5gb")
     assert code == 1
     assert data["valid"] is False and len(data["errors"]) == 1
-    assert data["partitions_per_gpu"] == 3 and data["partitions_total"] == 24
+    # An invalid layout makes no partitions: none are counted.
+    assert data["partitions_per_gpu"] is None and data["partitions_total"] is None
     assert data["AcceleratorPartitionLayouts"] is None
 
 
@@ -77,6 +78,7 @@ def test_check_eight_partitions_exits_1(capsys: pytest.CaptureFixture[str]) -> N
     code, out, _ = run(capsys, "check", "p5.48xlarge", *["1g.10gb"] * 8)
     assert code == 1
     assert "  - 8 partitions per GPU; an H100 80GB takes at most 7" in out
+    assert "partitions:" not in out  # an invalid layout has none to count
 
 
 def test_check_driver_rule_and_ami(capsys: pytest.CaptureFixture[str]) -> None:

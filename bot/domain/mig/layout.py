@@ -142,10 +142,11 @@ class LayoutCheck:
                 {"profile": p.profile.sagemaker_name, "memory_slices": [p.start, p.end]}
                 for p in self.placement
             ],
-            "partitions_per_gpu": self.partitions_per_gpu,
-            "partitions_per_instance": self.partitions_per_instance,
-            "partitions_total": self.partitions_total,
-            "partitions_by_profile": self.partitions_by_profile(),
+            # An invalid layout makes no partitions: nothing to count.
+            "partitions_per_gpu": self.partitions_per_gpu if self.valid else None,
+            "partitions_per_instance": self.partitions_per_instance if self.valid else None,
+            "partitions_total": self.partitions_total if self.valid else None,
+            "partitions_by_profile": self.partitions_by_profile() if self.valid else None,
             "compute_slices_per_gpu": family.compute_slices if family else None,
             "memory_slices_per_gpu": family.memory_slices if family else None,
             "unused_compute_slices_per_gpu": self.unused_compute_slices,
