@@ -169,3 +169,43 @@ def test_a_decision_that_loses_a_race_is_decided_again_on_a_fresh_read(make_bot)
     assert sorted(record.approvers) == sorted([APPROVER, "U0APPROVER2"])
     assert record.state is not State.PENDING_APPROVAL
     assert sum(e.action == "approved" for e in store.audit(request_id)) == 1
+
+
+def test_a_quote_that_fails_says_so_and_offers_nothing_to_submit(make_bot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot()
+    bot.expect_crashes()  # the market fails on purpose; the failure is logged
+
+    def down(*_: Any) -> Any:
+        raise ConnectionError("the pricing endpoint did not answer")
+
+    monkeypatch.setattr(bot.services.quotes, "quote", down)
+    _, token = bot.command('reserve 2x p5.48xlarge 3d from 2026-12-14 ec2 reason="t"')
+    bot.wait()
+    (answer,) = bot.responses(token)
+    assert answer["text"] == ":x: quoting failed: the pricing endpoint did not answer"
+    assert not answer.get("blocks")  # no Submit, no Cancel
+    (record,) = bot.services.store.for_user(REQUESTER)
+    assert record.state is State.FAILED
+    assert [e.action for e in bot.services.store.audit(record.id)] == ["created", "failed"]
+
+
+def test_an_approval_card_deleted_before_the_decision(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot()
+    request_id = submitted(bot)
+    card = bot.record(request_id).approval_message
+    assert card is not None
+    bot.fake.delete_message(card.channel, card.ts)  # someone in the channel deleted it
+    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.approvers == [APPROVER]
+    assert record.state is not State.PENDING_APPROVAL  # decided, and handed to purchasing
+    gone = [c for c in bot.fake.of("chat.update", ok_only=False) if c.args["ts"] == card.ts]
+    assert gone and all(c.answer.get("error") == "message_not_found" for c in gone)
+    told = [
+        c
+        for c in bot.fake.of("chat.postMessage")
+        if c.args["channel"] == REQUESTER and "was approved" in c.args.get("text", "")
+    ]
+    assert len(told) == 1  # the requester still hears of it, once
+    assert bot.purchase_calls() == 1

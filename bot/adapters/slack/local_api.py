@@ -93,6 +93,7 @@ class LocalSlackApi:
     groups: dict[str, list[str]] = field(default_factory=dict)  # user group id -> members
     calls: list[Call] = field(default_factory=list)
     refused_tokens: set[str] = field(default_factory=set)  # answered invalid_auth
+    deleted: set[tuple[str, str]] = field(default_factory=set)  # (channel, ts) someone deleted
 
     def __post_init__(self) -> None:
         self._faults: dict[str, _Fault] = {}
@@ -174,6 +175,13 @@ class LocalSlackApi:
         `seconds` (longer than the client waits: a post that happened, unknown to it)."""
         with self._lock:
             self._slow[method] = [seconds, times]
+
+    def delete_message(self, channel: str, ts: str) -> None:
+        """A person deletes a message: updates of it then answer message_not_found."""
+        with self._lock:
+            self.deleted.add((channel, ts))
+            kept = [m for m in self.messages.get(channel, []) if m["ts"] != ts]
+            self.messages[channel] = kept
 
     def reset_messages(self) -> None:
         with self._lock:
@@ -329,6 +337,8 @@ class LocalSlackApi:
         if method in ("chat.postMessage", "chat.update"):
             channel = dm_channel(str(args.get("channel", "")))
             ts = args.get("ts") or self._next_ts()
+            if method == "chat.update" and (channel, ts) in self.deleted:
+                return {"ok": False, "error": "message_not_found"}
             if method == "chat.postMessage":
                 message = {
                     "type": "message",
