@@ -245,7 +245,12 @@ def test_worker_serves_metrics_on_its_port(
     redis_url: str, namespace: str, redis_store: RedisStore
 ) -> None:
     port = free_port()
-    env = os.environ | {"REDIS_URL": redis_url, "GPU_BOT_NAMESPACE": namespace}
+    env = os.environ | {
+        "REDIS_URL": redis_url,
+        "GPU_BOT_NAMESPACE": namespace,
+        "SLACK_BOT_TOKEN": "xoxb-test",  # a worker refuses to start without them
+        "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "worker", "--port", str(port)],
         env=env,
