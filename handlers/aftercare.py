@@ -77,12 +77,10 @@ def ask_extension(talk: Conversation, services: Services) -> None:
 
 def open_extension_reject_form(talk: Conversation, services: Services, client: WebClient) -> None:
     about = talk.interaction
-    pair = _pair(about.request_id or "")
-    if pair is None:
-        talk.refuse("That button is malformed.")
+    decision = _extension_decision(talk, services)
+    if decision is None:
         return
-    request_id, number = pair
-    is_approver = services.approvals.is_approver(about.user)
+    request_id, number, is_approver = decision
     ext, refused = services.extensions.decision_refusal(request_id, number, about.user, is_approver)
     if ext is None:
         talk.refuse(esc(refused or "Nothing to decide."))
@@ -98,16 +96,24 @@ def decide_extension(
     talk: Conversation, services: Services, approve: bool, reason: str = ""
 ) -> None:
     about = talk.interaction
-    pair = _pair(about.request_id or "")
-    if pair is None:
-        talk.refuse("That button is malformed.")
+    decision = _extension_decision(talk, services)
+    if decision is None:
         return
-    request_id, number = pair
-    is_approver = services.approvals.is_approver(about.user)
+    request_id, number, is_approver = decision
     said = services.extensions.decide(
         request_id, number, about.user, is_approver, approve, reason=reason
     )
     talk.say(esc(said))
+
+
+def _extension_decision(talk: Conversation, services: Services) -> tuple[str, int, bool] | None:
+    """(request id, extension number, whether the clicker is an approver) from an
+    extension's button or reject form; None after saying the button is malformed."""
+    pair = _pair(talk.interaction.request_id or "")
+    if pair is None:
+        talk.refuse("That button is malformed.")
+        return None
+    return (*pair, services.approvals.is_approver(talk.interaction.user))
 
 
 def _cleanup_listener(services: Services, choice: Answer) -> Callable[[Ack, BoltContext], None]:
