@@ -168,6 +168,11 @@ class Settings(BaseSettings):
         "(keep it under GPU_BOT_DELIVERY_SETTLE), e.g. 10s",
         default=timedelta(seconds=10),
     )
+    metrics_token: SecretStr | None = _env(
+        "GPU_BOT_METRICS_TOKEN",
+        "when set, /metrics answers only requests with Authorization: Bearer <this>",
+        default=None,
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = _env(
         "GPU_BOT_LOG_LEVEL", "DEBUG, INFO, WARNING or ERROR", default="INFO"
     )

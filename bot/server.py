@@ -15,6 +15,7 @@ Bolt cannot answer within `ACK_DEADLINE` (a hung Redis) gets an answer saying so
 
 from __future__ import annotations
 
+import hmac
 import io
 import json
 import logging
@@ -59,6 +60,19 @@ HealthCheck = Callable[[], bool]
 MetricsPage = Callable[[], tuple[bytes, str]]  # () -> (body, content type)
 FirstSighting = Callable[[str, int], bool]  # (key, seconds to remember) -> first time?
 WsgiResult = tuple[str, list[tuple[str, str]], bytes]
+_JSON = [("Content-Type", "application/json")]
+_BEARER = ("WWW-Authenticate", 'Bearer realm="metrics"')
+
+
+def may_scrape(authorization: str | None, token: str | None) -> bool:
+    """Without a token /metrics is open (keep it off the public ingress); with one, only
+    `Authorization: Bearer <token>` reads it (Prometheus's `authorization` setting)."""
+    if token is None:
+        return True
+    scheme, _, given = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
 
 
 def wsgi_app(
@@ -69,13 +83,14 @@ def wsgi_app(
     first_sighting: FirstSighting | None = None,
     ack_deadline: float = ACK_DEADLINE,
     metrics: MetricsPage | None = None,
+    metrics_token: str | None = None,
 ) -> Callable[..., Iterable[bytes]]:
     """Slack requests on /slack/events, health on /healthz, 404 elsewhere. With
     `after_ack`, work a listener hands off starts once its response is written. With
     `signing_secret`, requests are checked here before Bolt (which checks again); with
     `first_sighting`, a signature seen before is dropped (Slack signatures carry no
     nonce: a captured request verifies for 5 minutes). With `metrics`, GET /metrics
-    answers it (Prometheus text format)."""
+    answers it (Prometheus text format), to a bearer of `metrics_token` when one is set."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -84,6 +99,9 @@ def wsgi_app(
             ok = _within(HEALTH_DEADLINE, healthy) is True
             return _answer(start_response, 200 if ok else 503, {"ok": ok})
         if path == METRICS_PATH and metrics is not None:
+            if not may_scrape(environ.get("HTTP_AUTHORIZATION"), metrics_token):
+                start_response("401 Unauthorized", [*_JSON, _BEARER])
+                return [b'{"error": "a bearer token is needed"}']
             page, content_type = metrics()
             start_response("200 OK", [("Content-Type", content_type)])
             return [page]
@@ -347,10 +365,17 @@ def serve_http(
 class _HealthHandler(BaseHTTPRequestHandler):
     healthy: HealthCheck = staticmethod(lambda: True)
     metrics: MetricsPage | None = None
+    metrics_token: str | None = None
 
     def do_GET(self) -> None:
         page = type(self).metrics
         if self.path == METRICS_PATH and page is not None:
+            if not may_scrape(self.headers.get("Authorization"), type(self).metrics_token):
+                self.send_response(401)
+                self.send_header(*_BEARER)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             body, content_type = page()
             self.send_response(200)
             self.send_header("Content-Type", content_type)
@@ -373,12 +398,14 @@ def start_health_server(
     healthy: HealthCheck,
     host: str = "0.0.0.0",  # noqa: S104 - a container listens on all interfaces
     metrics: MetricsPage | None = None,
+    metrics_token: str | None = None,
 ) -> ThreadingHTTPServer:
-    """/healthz (and /metrics) for Socket Mode and the worker, which have no HTTP
-    server otherwise."""
+    """/healthz (and /metrics, to a bearer of `metrics_token` when set) for Socket Mode
+    and the worker, which have no HTTP server otherwise."""
     attrs = {
         "healthy": staticmethod(healthy),
         "metrics": staticmethod(metrics) if metrics else None,
+        "metrics_token": metrics_token,
     }
     handler = type("Health", (_HealthHandler,), attrs)
     server = ThreadingHTTPServer((host, port), handler)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SecretStr
+
 from bot.cli.output import fail, settings_or_exit
 from bot.config import Settings
 from bot.logs import configure, secrets_of
@@ -94,7 +96,10 @@ def serve_problems(
 def _settings() -> Settings:
     settings = settings_or_exit()
     secrets = secrets_of(
-        settings.slack_bot_token, settings.slack_signing_secret, settings.slack_app_token
+        settings.slack_bot_token,
+        settings.slack_signing_secret,
+        settings.slack_app_token,
+        settings.metrics_token,
     )
     configure(settings.log_level, settings.log_format, secrets)
     return settings
@@ -145,7 +150,12 @@ def run_serve(args: argparse.Namespace) -> int:
         services, app = start()
         from bot.app import metrics_page
 
-        server.start_health_server(args.port, services.store.ping, metrics=metrics_page(services))
+        server.start_health_server(
+            args.port,
+            services.store.ping,
+            metrics=metrics_page(services),
+            metrics_token=_revealed(settings.metrics_token),
+        )
 
         def exit_cleanly(*_: object) -> None:
             stop_jobs()
@@ -171,6 +181,7 @@ def run_serve(args: argparse.Namespace) -> int:
             signing_secret=secret.get_secret_value() if secret else None,
             first_sighting=services.store.first_sighting,
             metrics=metrics_page(services),
+            metrics_token=_revealed(settings.metrics_token),
         )
 
     from bot.adapters.metrics.files import process_exited
@@ -184,6 +195,10 @@ def run_serve(args: argparse.Namespace) -> int:
         on_child_exit=process_exited,
     )
     return 0
+
+
+def _revealed(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if secret else None
 
 
 def _metrics_dir() -> str:
@@ -248,7 +263,12 @@ def run_worker(args: argparse.Namespace) -> int:
         from bot.app import metrics_page
         from bot.server import start_health_server
 
-        start_health_server(args.port, services.store.ping, metrics=metrics_page(services))
+        start_health_server(
+            args.port,
+            services.store.ping,
+            metrics=metrics_page(services),
+            metrics_token=_revealed(settings.metrics_token),
+        )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,23 +34,27 @@ def served(serve: Any) -> Iterator[str]:
 
 @pytest.fixture
 def serve(redis_url: str, namespace: str, fake_slack: FakeSlack) -> Any:
-    return lambda *extra: _serve(redis_url, namespace, fake_slack, *extra)
+    return lambda *extra, **env: _serve(redis_url, namespace, fake_slack, *extra, **env)
 
 
 @contextmanager
 def _serve(
-    redis_url: str, namespace: str, fake_slack: FakeSlack, *extra: str
+    redis_url: str, namespace: str, fake_slack: FakeSlack, *extra: str, **more_env: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
-    env = os.environ | {
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": fake_slack.api_url,
-        "REDIS_URL": redis_url,
-        "GPU_BOT_NAMESPACE": namespace,
-        "GPU_BOT_APPROVERS": "U0APPROVER",
-        "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
-    }
+    env = (
+        os.environ
+        | {
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": fake_slack.api_url,
+            "REDIS_URL": redis_url,
+            "GPU_BOT_NAMESPACE": namespace,
+            "GPU_BOT_APPROVERS": "U0APPROVER",
+            "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+        }
+        | more_env
+    )
     env.pop("SLACK_APP_TOKEN", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "serve", "--port", str(port), *extra],
@@ -159,6 +164,25 @@ def _scrape(base: str) -> str:
     with urllib.request.urlopen(f"{base}/metrics", timeout=5) as reply:
         assert reply.status == 200
         return str(reply.read().decode())
+
+
+def _metrics_status(base: str, authorization: str | None) -> int:
+    headers = {"Authorization": authorization} if authorization else {}
+    request = urllib.request.Request(f"{base}/metrics", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as refused:
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+        return refused.code
+
+
+def test_metrics_answer_only_the_bearer_of_the_token_when_one_is_set(serve: Any) -> None:
+    with serve(GPU_BOT_METRICS_TOKEN="scrape-secret") as (base, _proc):
+        for refused in (None, "Bearer wrong", "Basic scrape-secret", "Bearer scrape-secre"):
+            assert _metrics_status(base, refused) == 401, refused
+        assert _metrics_status(base, "Bearer scrape-secret") == 200
+        assert _metrics_status(base, "bearer  scrape-secret") == 200
 
 
 def test_metrics_of_every_process_move_with_a_scripted_approval(

@@ -76,3 +76,38 @@ def test_every_metric_the_readme_names_is_on_the_page() -> None:
     shown.add("gpu_bot_metrics_files_unreadable")  # only under gunicorn (the files' mode)
     assert len(named) >= 15
     assert named - shown == set()
+
+
+def test_the_health_port_keeps_metrics_to_the_bearer_of_the_token() -> None:
+    import urllib.error
+    import urllib.request
+
+    from bot.server import start_health_server
+
+    server = start_health_server(
+        0,
+        lambda: True,
+        host="127.0.0.1",
+        metrics=lambda: (b"up 1\n", "text/plain"),
+        metrics_token="t0ken",
+    )
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    def status(authorization: str | None) -> int:
+        headers = {"Authorization": authorization} if authorization else {}
+        try:
+            with urllib.request.urlopen(
+                urllib.request.Request(f"{base}/metrics", headers=headers), timeout=5
+            ) as reply:
+                return int(reply.status)
+        except urllib.error.HTTPError as refused:
+            return refused.code
+
+    try:
+        assert status(None) == 401
+        assert status("Bearer nope") == 401
+        assert status("Bearer t0ken") == 200
+        with urllib.request.urlopen(f"{base}/healthz", timeout=5) as reply:
+            assert reply.status == 200  # health stays open for the orchestrator
+    finally:
+        server.shutdown()

@@ -29,7 +29,7 @@ def calls(
         server, "serve_socket_mode", lambda app, token: seen.append(("socket", token))
     )
     monkeypatch.setattr(
-        server, "start_health_server", lambda port, healthy, metrics: seen.append(("health", port))
+        server, "start_health_server", lambda port, healthy, **_: seen.append(("health", port))
     )
     monkeypatch.setattr(
         server,
