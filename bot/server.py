@@ -348,6 +348,7 @@ def serve_http(
                 "keepalive": 5,
                 "accesslog": None,
                 "loglevel": "warning",
+                "logger_class": _gunicorn_logger(),
             }
             if on_worker_exit is not None:
                 settings["worker_exit"] = lambda _server, _worker: on_worker_exit()
@@ -360,6 +361,22 @@ def serve_http(
             return make_application()
 
     _Gunicorn().run()
+
+
+def _gunicorn_logger() -> type:
+    """Gunicorn's own lines (a worker killed, a timeout) through the bot's log handler,
+    so they are JSON too when GPU_BOT_LOG_FORMAT=json, and redacted."""
+    from gunicorn.glogging import Logger
+
+    class ThroughRoot(Logger):  # type: ignore[misc]
+        def setup(self, cfg: Any) -> None:
+            super().setup(cfg)
+            for log in (self.error_log, self.access_log):
+                for handler in list(log.handlers):
+                    log.removeHandler(handler)
+                log.propagate = True
+
+    return ThroughRoot
 
 
 class _HealthHandler(BaseHTTPRequestHandler):

@@ -166,6 +166,18 @@ def _scrape(base: str) -> str:
         return str(reply.read().decode())
 
 
+def test_json_logs_cover_gunicorns_own_lines(serve: Any) -> None:
+    with serve(GPU_BOT_LOG_FORMAT="json") as (_base, proc):
+        master = proc.pid
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        os.kill(int(children[0]), signal.SIGKILL)  # gunicorn says so, and starts another
+        time.sleep(1.5)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]  # all JSON
+    said = [line for line in lines if line["logger"].startswith("gunicorn")]
+    assert any("SIGKILL" in line["message"] for line in said), out
+
+
 def _metrics_status(base: str, authorization: str | None) -> int:
     headers = {"Authorization": authorization} if authorization else {}
     request = urllib.request.Request(f"{base}/metrics", headers=headers)
