@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import signal
 import socket
 import statistics
@@ -28,6 +27,7 @@ from bot.adapters.slack.inbound import MAX_BODY_BYTES
 from bot.blocks.ids import CallbackId, FormBlock
 from tests import slack_payloads as payloads
 from tests.conftest import free_port, start_redis_server
+from tests.serving import serve_env
 from tests.slack_fake import FakeSlack
 
 SECRET = "serve-test-secret"
@@ -91,16 +91,12 @@ def serve(
     def start(redis_url: str) -> Served:
         port = free_port()
         log = tmp_path / f"serve-{port}.log"
-        env = os.environ | {
-            "SLACK_BOT_TOKEN": "xoxb-test",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": fake_slack.api_url,
-            "REDIS_URL": redis_url,
-            "GPU_BOT_NAMESPACE": namespace,
-            "GPU_BOT_APPROVERS": "U0APPROVER",
-            "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
-        }
-        env.pop("SLACK_APP_TOKEN", None)
+        env = serve_env(
+            fake_slack.api_url,
+            SLACK_SIGNING_SECRET=SECRET,
+            REDIS_URL=redis_url,
+            GPU_BOT_NAMESPACE=namespace,
+        )
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "bot", "serve", "--port", str(port), "--workers", "1"],

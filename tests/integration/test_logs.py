@@ -65,4 +65,3 @@ def test_a_scripted_approval_logs_the_request_id_and_no_secret(
     approver = [line for line in lines if line.get("slack_user") == APPROVER]
     assert approver  # the click: every line of it (Bolt's and Redis's too) names the request
     assert all(line.get("request_id") == request_id for line in approver)
-

@@ -4,7 +4,6 @@ mode is run for real, as a separate process, and driven over its own transport."
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from bot.cli.serve_cmd import default_workers
 from bot.config import Settings
 from tests import slack_payloads as payloads
 from tests.conftest import free_port
+from tests.serving import serve_env
 from tests.slack_fake import FakeSlack
 from tests.socket_mode_fake import FakeSocketMode
 
@@ -39,7 +39,7 @@ def _serving(env: dict[str, str], port: int, *extra: str) -> Iterator[subprocess
     """`gpu-bot serve` in its own process until its /healthz answers; SIGTERM after."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "serve", "--port", str(port), *extra],
-        env={k: v for k, v in os.environ.items() if k != "SLACK_APP_TOKEN"} | env,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -72,12 +72,12 @@ def test_app_token_means_socket_mode_with_a_health_port(
 ) -> None:
     slack = FakeSocketMode()
     fake_slack.socket_url = slack.url
-    env = BASE | {
-        "SLACK_API_URL": fake_slack.api_url,
-        "SLACK_APP_TOKEN": "xapp-1-A0GPUBOT-1-test",
-        "REDIS_URL": redis_url,
-        "GPU_BOT_NAMESPACE": namespace,
-    }
+    env = serve_env(
+        fake_slack.api_url,
+        SLACK_APP_TOKEN="xapp-1-A0GPUBOT-1-test",
+        REDIS_URL=redis_url,
+        GPU_BOT_NAMESPACE=namespace,
+    )
     try:
         with _serving(env, free_port(), "--no-worker") as proc:
             slack.wait_connections(1)
@@ -95,11 +95,7 @@ def test_without_app_token_it_serves_http_in_one_process_on_memory(
     fake_slack: FakeSlack,
 ) -> None:
     port = free_port()
-    env = BASE | {
-        "SLACK_API_URL": fake_slack.api_url,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "REDIS_URL": "memory://",
-    }
+    env = serve_env(fake_slack.api_url, SLACK_SIGNING_SECRET=SECRET, REDIS_URL="memory://")
     with _serving(env, port) as proc:
         body, ctype = payloads.slash_command("help", "U0REQUESTER", "http://unused/")
         request = urllib.request.Request(
@@ -132,28 +128,24 @@ def started(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> list[str]:
     return seen
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["serve", "--workers", "2"], "--workers above 1"),
+        (["serve", "--no-worker"], "memory:// is private to one process"),
+        (["worker"], "memory:// is private to one process"),
+    ],
+)
 def test_more_than_one_process_needs_a_shared_store(
     monkeypatch: pytest.MonkeyPatch,
     started: list[str],
     capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    said: str,
 ) -> None:
     for key, value in (BASE | {"SLACK_SIGNING_SECRET": "s"}).items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("REDIS_URL", raising=False)
-    assert main(["serve", "--workers", "2"]) == 1
-    assert "--workers above 1" in capsys.readouterr().err
+    assert main(args) == 1
+    assert said in capsys.readouterr().err
     assert started == []
-
-
-def test_no_worker_needs_a_shared_store(
-    monkeypatch: pytest.MonkeyPatch,
-    started: list[str],
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    for key, value in (BASE | {"SLACK_SIGNING_SECRET": "s"}).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("REDIS_URL", raising=False)
-    assert main(["serve", "--no-worker"]) == 1
-    assert "memory:// is private to one process" in capsys.readouterr().err
-    assert started == []
-    assert main(["worker"]) == 1

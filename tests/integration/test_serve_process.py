@@ -21,6 +21,7 @@ import pytest
 from bot.adapters.store import RedisStore
 from tests import slack_payloads as payloads
 from tests.conftest import free_port
+from tests.serving import serve_env
 from tests.slack_fake import FakeSlack
 
 SECRET = "serve-test-secret"
@@ -42,20 +43,13 @@ def _serve(
     redis_url: str, namespace: str, fake_slack: FakeSlack, *extra: str, **more_env: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
-    env = (
-        os.environ
-        | {
-            "SLACK_BOT_TOKEN": "xoxb-test",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": fake_slack.api_url,
-            "REDIS_URL": redis_url,
-            "GPU_BOT_NAMESPACE": namespace,
-            "GPU_BOT_APPROVERS": "U0APPROVER",
-            "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
-        }
-        | more_env
+    env = serve_env(
+        fake_slack.api_url,
+        SLACK_SIGNING_SECRET=SECRET,
+        REDIS_URL=redis_url,
+        GPU_BOT_NAMESPACE=namespace,
+        **more_env,
     )
-    env.pop("SLACK_APP_TOKEN", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "serve", "--port", str(port), *extra],
         env=env,
