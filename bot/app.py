@@ -149,6 +149,7 @@ def build_services(
     )
     reminders.register(jobs)
     store.follow(reminders.jobs_for_change)
+    store.on_saved(reminders.note_overtaken)
     extensions = ExtensionService(store, aftercare, once, clock, approval_channel)
     extensions.register(jobs)
     purchases = PurchaseService(

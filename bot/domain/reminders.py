@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
+from bot.domain.extension import Extension, ExtensionStatus
 from bot.domain.lifecycle import State
 from bot.domain.offering_rules import CB_EXPIRY_WARNING, CB_TERMINATION_LEAD
 from bot.domain.records import CapacityRecord
@@ -213,6 +214,46 @@ def timeliness(reminder: Reminder, window: Window, now: datetime) -> Timeliness:
 
 
 _ABOUT_START = frozenset({ReminderKind.BEFORE_START, ReminderKind.AT_START})
+
+# An approved extension is bought within seconds: until then the end may move, so a
+# reminder about the end waits (this long between looks), for at most EXTENSION_HOLD_MAX
+# after the approval (a purchase stuck longer must not cost the person their reminder).
+EXTENSION_HOLD = timedelta(minutes=1)
+EXTENSION_HOLD_MAX = timedelta(minutes=15)
+_BUYING = frozenset({ExtensionStatus.APPROVED, ExtensionStatus.PURCHASING})
+
+
+def extension_hold(
+    reminder: Reminder, extension: Extension | None, now: datetime
+) -> datetime | None:
+    """When to look again at a reminder about the end while an approved extension is
+    being bought (None: do not wait). Sent now, it would speak of an end about to move,
+    and the new end gets its own reminders: the person would hear twice."""
+    if not reminder.kind.about_end or extension is None or extension.status not in _BUYING:
+        return None
+    decided = extension.decided_at or extension.requested_at
+    if now - decided >= EXTENSION_HOLD_MAX:
+        return None
+    return min(now + EXTENSION_HOLD, decided + EXTENSION_HOLD_MAX)
+
+
+def overtaken_by_move(
+    request_id: str,
+    old: Window,
+    new: Window,
+    before_end: Sequence[timedelta],
+    now: datetime,
+) -> list[Reminder]:
+    """Reminders about the old end that were due by `now`, when the end moved to a new
+    one still ahead: any of them not sent yet never will be (its job now carries the new
+    end's occurrence). The caller records those as dropped."""
+    if old.end == new.end or old.end <= now:
+        return []
+    leads = [lead for lead in before_end if lead > timedelta(0)]
+    due = [Reminder(request_id, ReminderKind.BEFORE_END, old.end, lead) for lead in leads]
+    if old.kind == CAPACITY_BLOCK:
+        due.append(Reminder(request_id, ReminderKind.CHECKPOINT, old.end, CB_EXPIRY_WARNING))
+    return [r for r in due if r.due <= now and r.due >= old.start]
 
 
 def time_left(window: Window, now: datetime) -> timedelta:

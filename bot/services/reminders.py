@@ -24,6 +24,7 @@ from bot.blocks.reminders import (
     cleanup_prompt,
     reminder_message,
 )
+from bot.blocks.text import when
 from bot.domain.cleanup import (
     Answer,
     AnswerRefused,
@@ -42,8 +43,11 @@ from bot.domain.reminders import (
     Reminder,
     ReminderKind,
     Verdict,
+    extension_hold,
     follow,
+    human_duration,
     live_reservations,
+    overtaken_by_move,
     timeliness,
 )
 from bot.services.changes import BOT, Change, apply_change
@@ -153,6 +157,22 @@ class ReminderService:
             cancel.append(cleanup_job_id(new.id))
         return schedule, cancel
 
+    def note_overtaken(self, old: CapacityRecord | None, new: CapacityRecord) -> None:
+        """Told of every saved request: when its end moved (an extension bought), the
+        reminders about the old end that were due and not sent are dropped, not sent late
+        (their jobs were given the new end's occurrences in that same step): say so in the
+        audit trail."""
+        was = old.reservation if old else None
+        res = new.reservation
+        if was is None or res is None:
+            return
+        now = self.clock.now()
+        for reminder in overtaken_by_move(new.id, was, res, self.before_end, now):
+            if self.delivery.begun(reminder.delivery_key):
+                continue  # it went out before the end moved
+            what = f"{reminder.kind.value} {human_duration(reminder.lead)} before {when(was.end)}"
+            self._note(new.id, "reminder-dropped", f"{what}: moved to {when(res.end)}")
+
     def live_for(self, user: str) -> list[LiveReservation]:
         """The person's reservations not yet over, for App Home."""
         records = self.store.for_user(user, 50)
@@ -167,6 +187,9 @@ class ReminderService:
         reservation = record.reservation
         reminder = job.reminder()
         now = self.clock.now()
+        hold = extension_hold(reminder, record.extension, now)
+        if hold is not None:
+            raise RetryLater(hold, f"{record.id}: an approved extension may move the end")
         verdict = timeliness(reminder, reservation, now)
         if verdict.verdict is Verdict.DROP:
             self._note(record.id, "reminder-dropped", f"{reminder.kind.value}: {verdict.reason}")

@@ -125,3 +125,60 @@ def test_human_durations() -> None:
     assert r.time_left(CB, START - H) == H
     assert r.time_left(CB, START + H) == END - START - H
     assert r.time_left(CB, END + H) == timedelta(0)
+
+
+def _extension(status: str, decided: datetime | None) -> r.Extension:
+    from bot.domain.extension import ExtensionOffer, ExtensionStatus
+
+    offer = ExtensionOffer(offering_id="cbe-1", hours=24, start=END, end=END + 24 * H, fee_usd=10.0)
+    return r.Extension(
+        number=1,
+        offer=offer,
+        requested_by="U1",
+        requested_at=END - 4 * H,
+        status=ExtensionStatus(status),
+        decided_at=decided,
+    )
+
+
+@pytest.mark.parametrize("status", ["approved", "purchasing"])
+def test_reminders_about_the_end_wait_while_an_approved_extension_is_bought(status: str) -> None:
+    decided = END - 2 * H
+    ext = _extension(status, decided)
+    two_hours = Reminder("R1", ReminderKind.BEFORE_END, END, 2 * H)
+    checkpoint = Reminder("R1", ReminderKind.CHECKPOINT, END, timedelta(minutes=40))
+    now = decided + timedelta(minutes=3)
+    assert r.extension_hold(two_hours, ext, now) == now + r.EXTENSION_HOLD
+    assert r.extension_hold(checkpoint, ext, now) == now + r.EXTENSION_HOLD
+    # Not for a reminder about the start, and never for longer than the bound.
+    starts = Reminder("R1", ReminderKind.AT_START, START)
+    assert r.extension_hold(starts, ext, now) is None
+    almost = decided + r.EXTENSION_HOLD_MAX - timedelta(seconds=10)
+    assert r.extension_hold(two_hours, ext, almost) == decided + r.EXTENSION_HOLD_MAX
+    assert r.extension_hold(two_hours, ext, decided + r.EXTENSION_HOLD_MAX) is None
+
+
+@pytest.mark.parametrize("status", ["pending_approval", "bought", "rejected", "failed"])
+def test_no_wait_unless_an_extension_is_being_bought(status: str) -> None:
+    ext = _extension(status, END - 2 * H)
+    two_hours = Reminder("R1", ReminderKind.BEFORE_END, END, 2 * H)
+    assert r.extension_hold(two_hours, ext, END - 2 * H) is None
+    assert r.extension_hold(two_hours, None, END - 2 * H) is None
+
+
+def test_reminders_overtaken_by_a_move_are_those_due_about_the_old_end() -> None:
+    moved = W("capacity-block", START, END + 24 * H)
+    now = END - 90 * timedelta(minutes=1)
+    overtaken = r.overtaken_by_move("R1", CB, moved, LEADS_END, now)
+    assert kinds(overtaken) == [("before-end", 2 * H), ("before-end", 24 * H)]
+    assert all(x.anchor == END for x in overtaken)
+    # The checkpoint too once due; nothing when the end did not move or had passed.
+    later = END - 35 * timedelta(minutes=1)
+    assert ("checkpoint", timedelta(minutes=40)) in kinds(
+        r.overtaken_by_move("R1", CB, moved, LEADS_END, later)
+    )
+    assert r.overtaken_by_move("R1", CB, CB, LEADS_END, now) == []
+    assert r.overtaken_by_move("R1", CB, moved, LEADS_END, END + H) == []
+    assert kinds(r.overtaken_by_move("R1", TP, W("training-plan", START, END + 24 * H),
+                                     LEADS_END, later)) == [
+        ("before-end", 2 * H), ("before-end", 24 * H)]  # fmt: skip
