@@ -9,6 +9,7 @@ from rich.table import Table
 
 from bot.cli.output import console, fail, print_json, settings_or_exit
 from bot.domain.comparison import Option
+from bot.domain.cost_chart import cost_chart
 from bot.domain.grammar import RequestSyntaxError, render_request, usage
 from bot.domain.recommendation import Quote
 from bot.domain.request import IncompleteRequest
@@ -22,12 +23,19 @@ def register(sub: Any) -> None:
     )
     p.add_argument("request", nargs="+", help="the request, as for /gpu reserve")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--chart",
+        metavar="FILE.png",
+        help="also write the cost chart (total cost by utilisation) to FILE.png",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from bot.app import build_services
 
+    if args.chart is not None and not args.chart.lower().endswith(".png"):
+        return fail(f"--chart writes a PNG: give a file name ending .png, not {args.chart!r}")
     services = build_services(settings_or_exit())
     text = " ".join(args.request)
     try:
@@ -41,11 +49,26 @@ def run(args: argparse.Namespace) -> int:
             "from 2026-12-14"
         )
     quote = services.quotes.quote(request)
+    if args.chart is not None and (problem := write_chart(quote, args.chart)):
+        return fail(problem, 1)
     if args.json:
         print_json(quote_json(quote))
     else:
         print_quote(quote)
     return 0
+
+
+def write_chart(quote: Quote, path: str) -> str | None:
+    """Write the quote's cost chart to `path`; the one-line reason when it cannot be."""
+    from bot.adapters.charts.png import render_png
+
+    png = render_png(cost_chart(quote))
+    try:
+        with open(path, "wb") as out:
+            out.write(png)
+    except OSError as exc:
+        return f"cannot write the chart to {path}: {exc.strerror or exc}"
+    return None
 
 
 def quote_json(quote: Quote) -> dict[str, Any]:

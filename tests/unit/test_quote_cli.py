@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import struct
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +71,37 @@ def test_bad_input_exits_2_with_the_grammar_message(
     captured = capsys.readouterr()
     assert message in captured.err
     assert captured.out == ""
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_chart_writes_a_png_beside_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "costs.png"
+    assert main(["quote", "2x", "p5.48xlarge", "3d", "from", "tomorrow", "--chart", str(path)]) == 0
+    png = path.read_bytes()
+    assert png.startswith(PNG_MAGIC)
+    width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+    assert (width, height) == (800, 450)
+    assert "Recommendation:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "message"),
+    [
+        ("missing/costs.png", 1, "cannot write the chart to {path}: No such file or directory"),
+        ("costs.jpg", 2, "--chart writes a PNG: give a file name ending .png, not '{path}'"),
+    ],
+)
+def test_a_chart_that_cannot_be_written_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, code: int, message: str
+) -> None:
+    path = tmp_path / name
+    args = ["quote", "2x", "p5.48xlarge", "3d", "from", "tomorrow", "--chart", str(path)]
+    assert main(args) == code
+    captured = capsys.readouterr()
+    assert captured.err == f"gpu-bot: {message.format(path=path)}\n"
+    assert captured.out == ""
+    assert not path.exists()

@@ -1,0 +1,92 @@
+"""The cost chart as a PNG, drawn with matplotlib's Agg backend.
+
+matplotlib is imported here, inside `render_png`, and nowhere else: it costs tens of
+megabytes and a fraction of a second to import, which the listeners (and the serve
+process's memory target) must not pay. Only the job that draws a chart, and
+`gpu-bot quote --chart`, ever load it. The object API (Figure + FigureCanvasAgg) is used,
+not pyplot: no global figure state shared between the worker's threads.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+import threading
+
+from bot.domain.comparison import OptionKind
+from bot.domain.cost_chart import CostChart
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# One colour per option, the same in every chart.
+COLOURS = {
+    OptionKind.ON_DEMAND: "#1f77b4",
+    OptionKind.SPOT: "#2ca02c",
+    OptionKind.CAPACITY_BLOCK: "#d62728",
+    OptionKind.TRAINING_PLAN: "#9467bd",
+    OptionKind.ON_DEMAND_RESERVATION: "#8c564b",
+}
+# matplotlib's font cache and text layout are not documented as thread-safe.
+_lock = threading.Lock()
+
+
+def render_png(chart: CostChart) -> bytes:
+    """`chart` drawn as PNG bytes (about 800x450 pixels)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+    with _lock:
+        figure = Figure(figsize=(8, 4.5), dpi=100, layout="constrained")
+        FigureCanvasAgg(figure)
+        ax = figure.add_subplot()
+        ax.set_title("\n".join(textwrap.wrap(chart.title, 90)), fontsize=10)
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("expected utilisation")
+        ax.set_ylabel("total cost")
+        ax.xaxis.set_major_formatter(PercentFormatter(100))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"${v:,.0f}"))
+        ax.grid(True, alpha=0.3)
+        if chart.empty:
+            ax.text(50, 0.5, "no option is possible for this request", ha="center")
+            ax.set_ylim(0, 1)
+        for line in chart.lines:
+            label = line.label + (" (recommended)" if line.recommended else "")
+            ax.plot(
+                [0, 100],
+                [line.at_zero, line.at_full],
+                label=label,
+                color=COLOURS.get(line.kind),
+                linewidth=3.0 if line.recommended else 1.6,
+            )
+        if not chart.empty:
+            top = max(max(line.at_zero, line.at_full) for line in chart.lines)
+            ax.set_ylim(0, top * 1.12 or 1)  # room above the dearest line for the labels
+        for point in chart.break_evens:
+            x = point.utilization * 100
+            ax.plot([x], [point.usd], marker="o", color="black", markersize=5, zorder=5)
+            ax.annotate(
+                f"{point.utilization:.0%}",
+                (x, point.usd),
+                textcoords="offset points",
+                xytext=(-6, 6) if x > 90 else (4, 6),
+                ha="right" if x > 90 else "left",
+                fontsize=8,
+            )
+        expected = chart.expected_utilization * 100
+        left = expected > 60  # the label on the side with room
+        ax.axvline(expected, color="grey", linestyle="--", linewidth=1.2)
+        ax.annotate(
+            f"expected {chart.expected_utilization:.0%}",
+            (expected, 1.0),
+            xycoords=("data", "axes fraction"),
+            textcoords="offset points",
+            xytext=(-4 if left else 4, -12),
+            ha="right" if left else "left",
+            fontsize=8,
+            color="dimgrey",
+        )
+        if chart.lines:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8)
+        out = io.BytesIO()
+        figure.savefig(out, format="png")
+    return out.getvalue()
