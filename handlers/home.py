@@ -24,12 +24,14 @@ def register(app: App, services: Services) -> None:
 
 def publish_home(services: Services, client: WebClient, user: str) -> None:
     waiting = services.approvals.waiting_for(user)
+    mine = services.queries.mine(user)
     view = home_view(
-        services.queries.mine(user),
+        mine,
         waiting,
         waiting is not None,
         services.clock.now(),
         live=services.reminders.live_for(user),
         mine_total=services.queries.count_mine(user),
+        endpoints=services.deploys.standing_of(mine),
     )
     client.views_publish(user_id=user, view=view)

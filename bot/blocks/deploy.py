@@ -193,6 +193,19 @@ def deployments_block(ds: Sequence[Deployment]) -> Block:
     return _context("*Deployments*\n" + "\n".join(lines))
 
 
+def endpoint_lines(ds: Sequence[Deployment]) -> list[str]:
+    """One line per deployment for App Home: what it is, where it stands, what to type."""
+    lines = []
+    for d in ds:
+        hourly = f" · {_hourly(d.reserved_usd_per_hour)}" if d.reserved_usd_per_hour else ""
+        lines.append(
+            f"{_ICONS[d.state]} *{d.id}* endpoint `{esc(d.endpoint_name)}` on "
+            f"{esc(d.request_id)}: {d.state.label}{hourly} · `/gpu status {d.id}` · "
+            f"`/gpu cleanup {d.id}`"
+        )
+    return lines
+
+
 def plan_end_message(d: Deployment, end: datetime, *, ended: bool, now: datetime) -> Message:
     """To the requester and the approval channel: the plan ends (or ended) under a live
     endpoint, which then has no capacity and stops serving."""

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.blocks.deploy import endpoint_lines
 from bot.blocks.help import example_request
 from bot.blocks.requests import list_blocks, request_card
 from bot.blocks.text import clip, when
+from bot.domain.deployment.record import Deployment
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import LiveReservation, human_duration
 
@@ -23,8 +25,10 @@ def home_view(
     now: datetime,
     live: Sequence[LiveReservation] = (),
     mine_total: int | None = None,
+    endpoints: Sequence[Deployment] = (),
 ) -> View:
-    """`mine` is the newest page of the user's requests, of `mine_total`."""
+    """`mine` is the newest page of the user's requests, of `mine_total`; `endpoints` the
+    deployments on their reservations that may still hold resources."""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
         {
@@ -38,6 +42,7 @@ def home_view(
             ],
         },
         *live_blocks(live),
+        *endpoint_blocks(endpoints),
         *list_blocks(
             "Your requests", mine, "No requests yet.", total=mine_total, more="/gpu list 2"
         ),
@@ -60,6 +65,17 @@ def home_view(
             )
             blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
     return {"type": "home", "blocks": blocks[:100]}
+
+
+def endpoint_blocks(endpoints: Sequence[Deployment]) -> list[dict[str, Any]]:
+    if not endpoints:
+        return []
+    title = {"type": "section", "text": {"type": "mrkdwn", "text": "*Your endpoints*"}}
+    lines = endpoint_lines(endpoints[:20])
+    if len(endpoints) > 20:
+        lines.append(f"… and {len(endpoints) - 20} more")
+    body = {"type": "section", "text": {"type": "mrkdwn", "text": clip("\n".join(lines), 2900)}}
+    return [title, body, {"type": "divider"}]
 
 
 def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:

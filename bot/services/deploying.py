@@ -196,6 +196,17 @@ class DeployService:
         """The person's active training plans that reserve capacity for endpoints."""
         return [r for r in self.store.for_user(user, 50) if _endpoint_plan(r)]
 
+    def standing_of(self, records: Sequence[CapacityRecord]) -> list[Deployment]:
+        """The deployments of these requests that are queued or may hold resources in AWS
+        (not refused, not verified gone): what App Home lists under "Your endpoints"."""
+        found = [
+            d
+            for record in records
+            if record.reservation is not None
+            for d in self.deployments.deployments_of(record.id)
+        ]
+        return [d for d in found if not d.state.final]
+
     def models(self, request_id: str) -> list[str]:
         """ListModels in the plan's account; kept a while so the form's submission can
         check the names without calling AWS before its ack."""

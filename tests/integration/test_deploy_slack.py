@@ -233,3 +233,23 @@ def test_a_deployment_cleaned_up_before_the_plan_ends_hears_nothing_of_it(make_b
     bot.wait()
     texts = [str(c.args.get("text")) for c in bot.fake.of("chat.postMessage")]
     assert not [t for t in texts if d.id in t and "Training plan" in t]
+
+
+def test_app_home_lists_the_endpoints_until_they_are_cleaned_up(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from tests import slack_payloads as payloads
+
+    bot = make_bot()
+    _, d = in_service(bot)
+
+    def home() -> str:
+        bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+        bot.wait()
+        return json.dumps(bot.fake.of("views.publish")[-1].view())
+
+    shown = home()
+    assert "Your endpoints" in shown
+    assert f"*{d.id}* endpoint `{d.endpoint_name}`" in shown and "in service" in shown
+    assert f"/gpu cleanup {d.id}" in shown
+    bot.click(ActionId.DEPLOY_CLEANUP.value, d.id, REQUESTER)
+    assert run_until(bot, d.id, DeployState.DELETED).state is DeployState.DELETED
+    assert "Your endpoints" not in home()
