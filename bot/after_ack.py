@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -62,6 +63,17 @@ class AfterAck:
         tasks: list[Task] = []
         _held.tasks = tasks
         return tasks
+
+    @contextmanager
+    def holding(self, tasks: list[Task]) -> Iterator[None]:
+        """Work submitted on this thread inside goes into `tasks`, to wait for
+        `release(tasks)`: for a request handled on one thread (a pool's) and answered on
+        another."""
+        _held.tasks = tasks
+        try:
+            yield
+        finally:
+            del _held.tasks
 
     def release(self, tasks: list[Task]) -> None:
         """Start the work held since `hold` (the response has been written)."""

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from slack_bolt import App, BoltContext
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.middleware import Middleware
 from slack_sdk import WebClient
 
 from bot.adapters.aws.accounts import AccountClients, SandboxAccounts, live_accounts
@@ -289,8 +290,7 @@ def build_app(
         request_verification_enabled=request_verification,
         **kwargs,
     )
-    app.use(_count_slack_calls)
-    app.use(_log_fields)
+    app.use(_RequestScope())
     register(app, services)
     return app
 
@@ -298,7 +298,7 @@ def build_app(
 _REQUEST_ID = re.compile(r"\bR[0-9]+\b")
 
 
-def _log_fields(body: dict[str, Any], next: Callable[[], Any]) -> Any:
+def _log_fields(body: dict[str, Any]) -> None:
     """The Slack user and, when the payload names one, the request id go on every log
     line of this request (bot.logs), in the listener and the work it hands off; a request
     created meanwhile is bound when saved."""
@@ -310,13 +310,20 @@ def _log_fields(body: dict[str, Any], next: Callable[[], Any]) -> Any:
     )
     found = _REQUEST_ID.search(named)
     start_log_fields(slack_user=user, request_id=found.group(0) if found else None)
-    return next()
 
 
-def _count_slack_calls(context: BoltContext, next: Callable[[], None]) -> None:
-    """Listeners' Slack calls are counted too (Bolt makes a plain client per request)."""
-    context["client"] = counted(context.client)
-    next()
+class _RequestScope(Middleware):
+    """Per request, before the listeners: the listeners' Slack calls are counted too
+    (Bolt makes a plain client per request) and the log fields are bound (`_log_fields`).
+    A `Middleware` subclass, not a function: Bolt calls it directly, without working out
+    a function's keyword arguments on every request."""
+
+    def process(
+        self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]
+    ) -> BoltResponse | None:
+        req.context["client"] = counted(req.context.client)
+        _log_fields(req.body)
+        return next()
 
 
 def _local_authorize(**_: Any) -> AuthorizeResult:

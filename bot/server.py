@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -34,10 +34,10 @@ from bot.adapters.slack.inbound import (
     MAX_AGE_SECONDS,
     MAX_BODY_BYTES,
     Refusal,
-    check_payload,
     check_signature,
+    read_payload,
 )
-from bot.after_ack import AfterAck
+from bot.after_ack import AfterAck, Task
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
@@ -59,6 +59,8 @@ UNAVAILABLE = (
 HealthCheck = Callable[[], bool]
 MetricsPage = Callable[[], tuple[bytes, str]]  # () -> (body, content type)
 FirstSighting = Callable[[str, int], bool]  # (key, seconds to remember) -> first time?
+# A slash command's fields -> is it answered wholly in its ack? (see wsgi_app)
+AnsweredInAck = Callable[[Mapping[str, str]], bool]
 WsgiResult = tuple[str, list[tuple[str, str]], bytes]
 _JSON = [("Content-Type", "application/json")]
 _BEARER = ("WWW-Authenticate", 'Bearer realm="metrics"')
@@ -84,13 +86,21 @@ def wsgi_app(
     ack_deadline: float = ACK_DEADLINE,
     metrics: MetricsPage | None = None,
     metrics_token: str | None = None,
+    answered_in_ack: AnsweredInAck | None = None,
 ) -> Callable[..., Iterable[bytes]]:
     """Slack requests on /slack/events, health on /healthz, 404 elsewhere. With
     `after_ack`, work a listener hands off starts once its response is written. With
-    `signing_secret`, requests are checked here before Bolt (which checks again); with
-    `first_sighting`, a signature seen before is dropped (Slack signatures carry no
-    nonce: a captured request verifies for 5 minutes). With `metrics`, GET /metrics
-    answers it (Prometheus text format), to a bearer of `metrics_token` when one is set."""
+    `signing_secret`, requests are checked here before Bolt (which then need not check
+    again: build it with request verification off); with `first_sighting`, a signature
+    seen before is dropped (Slack signatures carry no nonce: a captured request verifies
+    for 5 minutes). With `metrics`, GET /metrics answers it (Prometheus text format), to
+    a bearer of `metrics_token` when one is set.
+
+    `answered_in_ack` says which signed slash commands are answered wholly in their ack
+    (`/gpu help`): they read no store, change nothing and send nothing anywhere but the
+    ack, so a replay gets the same answer and does nothing else. They skip the replay
+    check and run on the serving thread: with no store to hang on, they need no deadline.
+    """
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -110,6 +120,7 @@ def wsgi_app(
         if environ.get("REQUEST_METHOD") != "POST":
             return _answer(start_response, 405, {"error": "POST only"})
         body, refused = _read_body(environ)
+        command = None
         if refused is None and signing_secret is not None:
             refused = check_signature(
                 signing_secret,
@@ -117,14 +128,18 @@ def wsgi_app(
                 environ.get("HTTP_X_SLACK_SIGNATURE"),
                 body,
                 time.time(),
-            ) or check_payload(str(environ.get("CONTENT_TYPE", "")), body)
+            )
+            if refused is None:
+                refused, command = read_payload(str(environ.get("CONTENT_TYPE", "")), body)
         if refused is not None:
             log.warning("refused a request on %s: %s %s", path, refused.status, refused.reason)
             return _answer(start_response, refused.status, {"error": refused.reason})
+        # Only a request verified here: without a signing secret, Bolt checks it.
+        pure = command is not None and answered_in_ack is not None and answered_in_ack(command)
         signature = str(environ.get("HTTP_X_SLACK_SIGNATURE", ""))
 
-        def dispatch() -> WsgiResult:
-            seen = first_sighting
+        def bolt() -> WsgiResult:
+            seen = None if pure else first_sighting
             if seen and signature and not seen(f"sig:{signature}", REPLAY_WINDOW_SECONDS):
                 log.warning("dropped a replayed request (signature seen before)")
                 return "200 OK", [("Content-Type", "text/plain")], b""
@@ -133,10 +148,21 @@ def wsgi_app(
             inner["CONTENT_LENGTH"] = str(len(body))
             return _collect(slack, inner)
 
+        if pure:
+            status, headers, payload = bolt()
+            start_response(status, headers)
+            return [payload]
         release = _nothing
+        dispatch = bolt
         if after_ack is not None:
-            held = after_ack.hold()
+            # What the listener hands off (on the pool's thread) waits for the answer.
+            held: list[Task] = []
             release = lambda: after_ack.release(held)  # noqa: E731
+
+            def dispatch() -> WsgiResult:
+                with after_ack.holding(held):
+                    return bolt()
+
         call = _Call(dispatch)
         result = call.wait(ack_deadline)
         if result is None:

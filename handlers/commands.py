@@ -3,6 +3,7 @@ and fast); anything that touches AWS, Redis or the Web API runs after it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
@@ -34,6 +35,24 @@ MIG_USAGE = (
 )
 
 
+# Subcommands answered wholly in their ack: no store read, nothing changed, nothing sent
+# anywhere else (the HTTP front skips their replay check: see bot.server.wsgi_app).
+ANSWERED_IN_ACK = ("", "help", "mig")
+
+
+def answered_in_ack(command: Mapping[str, str]) -> bool:
+    """Whether this slash command (its form fields) is answered wholly in its ack."""
+    if command.get("command") != "/gpu":
+        return False
+    return _subcommand(command.get("text") or "")[0] in ANSWERED_IN_ACK
+
+
+def _subcommand(raw: str) -> tuple[str, str]:
+    """(subcommand in lower case, the rest) of a /gpu command's text as Slack sends it."""
+    sub, _, rest = unescape_slack(raw).strip().partition(" ")
+    return sub.lower(), rest
+
+
 def register(app: App, services: Services) -> None:
     @app.command("/gpu")
     def gpu(ack: Ack, command: dict[str, Any], context: BoltContext, client: WebClient) -> None:
@@ -47,9 +66,7 @@ def handle_gpu(
     context: BoltContext,
     client: WebClient,
 ) -> None:
-    text = unescape_slack(command.get("text") or "").strip()
-    sub, _, rest = text.partition(" ")
-    sub = sub.lower()
+    sub, rest = _subcommand(command.get("text") or "")
     now = services.clock.now()
     if sub in ("", "help"):
         ack(text="gpu-bot help", blocks=help_blocks(now))

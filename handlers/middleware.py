@@ -3,34 +3,42 @@ the payload read once into an `Interaction` with its `Conversation` for the list
 
 from __future__ import annotations
 
-import uuid
+import logging
+import os
 from collections.abc import Callable
-from typing import Any
 
-from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
+from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt.middleware import Middleware
 
 from bot.services.container import Services
 from handlers.context import INTERACTION, parse
 from handlers.conversation import CONVERSATION, Conversation
 
+log = logging.getLogger(__name__)
+
 
 def register(app: App, services: Services) -> None:
-    @app.middleware
-    def request_id(
-        context: BoltContext, request: BoltRequest, logger: Any, next: Callable[[], BoltResponse]
-    ) -> BoltResponse:
-        context["request_id"] = uuid.uuid4().hex[:8]
-        retry = request.headers.get("x-slack-retry-num")
-        if retry:
-            logger.info("Slack retry %s of a delivery (%s)", retry[0], context["request_id"])
-        return next()
+    app.use(_Interaction(services))
 
-    @app.middleware
-    def interaction(
-        context: BoltContext, body: dict[str, Any], next: Callable[[], BoltResponse]
-    ) -> BoltResponse:
-        parsed = parse(body)
+
+class _Interaction(Middleware):
+    """A `Middleware` subclass, not a function: Bolt calls it directly, without working
+    out a function's keyword arguments on every request."""
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def process(
+        self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]
+    ) -> BoltResponse | None:
+        context = req.context
+        context["request_id"] = os.urandom(4).hex()
+        retry = req.headers.get("x-slack-retry-num")
+        if retry:
+            log.info("Slack retry %s of a delivery (%s)", retry[0], context["request_id"])
+        parsed = parse(req.body)
         if parsed is not None:
             context[INTERACTION] = parsed
+            services = self._services
             context[CONVERSATION] = Conversation(parsed, services.replies, services.after_ack)
         return next()

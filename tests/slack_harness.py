@@ -29,6 +29,7 @@ from bot.server import wsgi_app
 from bot.services.delivery import PACE_SECONDS
 from bot.services.notifications import KINDS as NOTIFICATION_KINDS
 from bot.worker import Worker
+from handlers.commands import answered_in_ack
 from tests import slack_payloads as payloads
 from tests.slack_fake import FakeSlack
 
@@ -127,7 +128,8 @@ class BotUnderTest:
         # those waits would only add real seconds.
         for handler in self.services.slack.retry_handlers:
             handler.interval_calculator = FixedValueRetryIntervalCalculator(0.0)
-        self.app = build_app(self.services)
+        # As `serve` runs it: the front verifies signatures, Bolt does not again.
+        self.app = build_app(self.services, request_verification=False)
         self.worker = Worker(self.services)
         self.server = make_server(
             "127.0.0.1",
@@ -139,6 +141,7 @@ class BotUnderTest:
                 signing_secret=SECRET,
                 first_sighting=store.first_sighting,
                 metrics=metrics_page(self.services),
+                answered_in_ack=answered_in_ack,
             ),
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,

@@ -126,14 +126,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     stops: list[Callable[[], None]] = []  # stop this process's job worker, then wait
 
-    def start() -> tuple[Wiring, App]:
+    def start(request_verification: bool = True) -> tuple[Wiring, App]:
         # Imported here, in each worker process after gunicorn forks: the master only
         # supervises, and stays small.
         from bot.app import build_app, build_services
         from bot.worker import Worker
 
         services = build_services(settings)
-        app = build_app(services)
+        app = build_app(services, request_verification=request_verification)
         if not args.no_worker:
             stop = threading.Event()
             worker = Worker(services, concurrency=args.concurrency, grace=JOB_GRACE_SECONDS)
@@ -170,10 +170,12 @@ def run_serve(args: argparse.Namespace) -> int:
         return 0
 
     def make_application() -> Any:
-        services, app = start()
-        from bot.app import metrics_page
-
         secret = settings.slack_signing_secret
+        # The front (server.wsgi_app) verifies each signature: Bolt need not do it again.
+        services, app = start(request_verification=secret is None)
+        from bot.app import metrics_page
+        from handlers.commands import answered_in_ack
+
         return server.wsgi_app(
             app,
             services.store.ping,
@@ -182,6 +184,7 @@ def run_serve(args: argparse.Namespace) -> int:
             first_sighting=services.store.first_sighting,
             metrics=metrics_page(services),
             metrics_token=_revealed(settings.metrics_token),
+            answered_in_ack=answered_in_ack,
         )
 
     from bot.adapters.metrics.files import process_exited

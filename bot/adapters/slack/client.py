@@ -113,6 +113,11 @@ def counted(client: WebClient) -> WebClient:
     """The same client, counted: Bolt makes a plain WebClient for each request."""
     if isinstance(client, CountedWebClient):
         return client
+    if type(client) is WebClient:
+        # Bolt's client is made for this one request: counting it in place costs nothing,
+        # where a copy costs a second client per request (CountedWebClient adds no state).
+        client.__class__ = CountedWebClient
+        return client
     copy = CountedWebClient(
         token=client.token,
         base_url=client.base_url,

@@ -52,31 +52,38 @@ def check_signature(
 
 def check_payload(content_type: str, body: bytes) -> Refusal | None:
     """None when the (signed) body has the shape Bolt and our listeners read."""
+    return read_payload(content_type, body)[0]
+
+
+def read_payload(content_type: str, body: bytes) -> tuple[Refusal | None, dict[str, str] | None]:
+    """`check_payload`'s answer, and a slash command's fields (None for anything else)."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        return _bad("the body is not UTF-8")
+        return _bad("the body is not UTF-8"), None
     if content_type.split(";")[0].strip().lower() == "application/json":
         data, problem = _json(text, "the body")
         if problem:
-            return _bad(problem)
-        return _bad_event(data)
+            return _bad(problem), None
+        return _bad_event(data), None
     try:
         form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
     except ValueError as exc:
-        return _bad(f"the form does not parse: {exc}")
+        return _bad(f"the form does not parse: {exc}"), None
     fields = {k: v[0] for k, v in form.items()}
     if "payload" in fields:
         data, problem = _json(fields["payload"], "payload")
         if problem:
-            return _bad(problem)
-        return _bad_interaction(data)
+            return _bad(problem), None
+        return _bad_interaction(data), None
     if "command" in fields:
         missing = [k for k in ("command", "user_id", "team_id") if not fields.get(k)]
-        return _bad(f"a slash command without {', '.join(missing)}") if missing else None
+        if missing:
+            return _bad(f"a slash command without {', '.join(missing)}"), None
+        return None, fields
     if "ssl_check" in fields:
-        return None
-    return _bad("neither a slash command, an interaction nor an event")
+        return None, None
+    return _bad("neither a slash command, an interaction nor an event"), None
 
 
 def _bad(reason: str) -> Refusal:

@@ -1,0 +1,155 @@
+"""The HTTP front (bot.server.wsgi_app) in process: work a listener hands off waits for
+the answer, commands answered in their ack skip the replay check (and only they), and a
+Bolt app that does not verify signatures itself is still behind the front's check."""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+from slack_bolt import Ack, App
+from slack_bolt.authorization import AuthorizeResult
+
+from bot.after_ack import AfterAck
+from bot.server import wsgi_app
+from handlers.commands import answered_in_ack
+from tests import slack_payloads as payloads
+
+SECRET = "front-test-secret"
+
+
+def _authorize(**_: Any) -> AuthorizeResult:
+    return AuthorizeResult(
+        enterprise_id=None, team_id="T0EXAMPLE", bot_user_id="UB", bot_id="B", bot_token="xoxb-x"
+    )
+
+
+def _app(listener: Callable[..., None]) -> App:
+    # As serve builds it: the front verifies, Bolt does not again.
+    app = App(
+        signing_secret=SECRET,
+        authorize=_authorize,
+        process_before_response=True,
+        request_verification_enabled=False,
+    )
+    app.command("/gpu")(listener)
+    return app
+
+
+def _environ(text: str, signed: bool = True, secret: str = SECRET) -> dict[str, Any]:
+    body, ctype = payloads.slash_command(text, "U0REQUESTER", "http://127.0.0.1:9/")
+    raw = body.encode()
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/slack/events",
+        "QUERY_STRING": "",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "CONTENT_TYPE": ctype,
+        "CONTENT_LENGTH": str(len(raw)),
+        "wsgi.input": io.BytesIO(raw),
+    }
+    if signed:
+        for name, value in payloads.sign(secret, body).items():
+            environ["HTTP_" + name.upper().replace("-", "_")] = value
+    return environ
+
+
+def _call(
+    application: Callable[..., Iterable[bytes]], environ: dict[str, Any]
+) -> tuple[str, bytes, Iterable[bytes]]:
+    started: list[str] = []
+    result = application(environ, lambda status, _headers, *_: started.append(status))
+    return started[0], b"".join(result), result
+
+
+def _close(result: Iterable[bytes]) -> None:
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()
+
+
+def test_handed_off_work_starts_only_once_the_answer_is_written() -> None:
+    after = AfterAck()
+    ran = threading.Event()
+
+    def gpu(ack: Ack) -> None:
+        after.run(ran.set)
+        ack(text="ok")
+
+    application = wsgi_app(_app(gpu), lambda: True, after, signing_secret=SECRET)
+    status, body, result = _call(application, _environ("status"))
+    assert status.startswith("200") and b"ok" in body
+    assert not ran.wait(0.3)  # Bolt has answered, the server has not sent it yet
+    _close(result)  # the server closes the body once the last byte is out
+    assert ran.wait(5)
+    after.shutdown()
+
+
+@pytest.mark.parametrize(("signed", "secret"), [(False, SECRET), (True, "another-secret")])
+def test_without_bolts_own_check_a_bad_signature_still_gets_401(signed: bool, secret: str) -> None:
+    heard: list[str] = []
+    application = wsgi_app(
+        _app(lambda ack: (heard.append("x"), ack())),
+        lambda: True,
+        signing_secret=SECRET,
+        first_sighting=lambda _key, _seconds: True,
+        answered_in_ack=answered_in_ack,
+    )
+    for text in ("help", "reserve 2x p5.48xlarge 3d from tomorrow"):
+        status, _body, _ = _call(application, _environ(text, signed=signed, secret=secret))
+        assert status.startswith("401")
+    assert heard == []
+
+
+def test_only_commands_answered_in_the_ack_skip_the_replay_check() -> None:
+    sightings: list[str] = []
+
+    def first_sighting(key: str, _seconds: int) -> bool:
+        sightings.append(key)
+        return len(sightings) == 1  # every signature after the first counts as a replay
+
+    application = wsgi_app(
+        _app(lambda ack: ack(text="answered")),
+        lambda: True,
+        signing_secret=SECRET,
+        first_sighting=first_sighting,
+        answered_in_ack=answered_in_ack,
+    )
+    for text in ("help", "", "mig check p4d.24xlarge 7g.40gb", "HELP"):
+        for _ in range(2):  # the same signed request twice: the same answer
+            status, body, result = _call(application, _environ(text))
+            _close(result)
+            assert status.startswith("200") and b"answered" in body
+    assert sightings == []
+    environ = _environ("reserve 2x p5.48xlarge 3d from tomorrow")
+    replay = dict(environ, **{"wsgi.input": io.BytesIO(environ["wsgi.input"].getvalue())})
+    first = _call(application, environ)
+    again = _call(application, replay)
+    assert b"answered" in first[1]
+    assert again[0].startswith("200") and again[1] == b""  # dropped
+    assert len(sightings) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "pure"),
+    [
+        ("help", True),
+        ("", True),
+        ("  Help  ", True),
+        ("mig plan p4d.24xlarge llama=18gbx8", True),
+        ("reserve 2x p5.48xlarge 3d", False),
+        ("quote 2x p5.48xlarge 3d", False),
+        ("status R1", False),
+        ("list", False),
+        ("cancel R1", False),
+        ("deploy R1", False),
+        ("cleanup D1", False),
+        ("helpme", False),
+    ],
+)
+def test_which_commands_are_answered_in_their_ack(text: str, pure: bool) -> None:
+    assert answered_in_ack({"command": "/gpu", "text": text}) is pure
+    assert answered_in_ack({"command": "/other", "text": text}) is False
