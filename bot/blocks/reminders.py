@@ -105,6 +105,45 @@ def reminder_message(
     return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
 
 
+def window_reminder_message(
+    request_id: str,
+    reminder: Reminder,
+    kind: str,
+    instances: int,
+    instance_type: str,
+    end: datetime,
+    now: datetime,
+    *,
+    late: bool = False,
+) -> Message:
+    """Before the end of an On-Demand or Spot request's window. AWS extends neither and
+    stops nothing at the end: more time is a new request, and what still runs after the
+    end is what the cleanup prompt will ask about."""
+    what = f"{'Spot' if kind == 'spot' else 'On-Demand'} {instances}x {instance_type}"
+    left = human_duration(end - now)
+    head = (
+        f":alarm_clock: The window of your {what} request ({request_id}) ends at "
+        f"*{when(end)}*, in {left}."
+    )
+    if late:
+        head += f" _(late: this reminder was due {when(reminder.due)})_"
+    lines = [
+        "Instances keep running (and billing) after the window: stop what you no longer "
+        f"need; anything tagged `gpu-bot:request-id={esc(request_id)}` still running "
+        "after the end is listed for cleanup.",
+        "On-Demand and Spot cannot be extended: for more time, ask for a new request "
+        "(`/gpu reserve`).",
+    ]
+    if kind == "spot":
+        lines.insert(
+            0,
+            "Spot capacity can be interrupted at any time (two minutes' notice): "
+            "nothing guarantees it until the end, so keep checkpoints.",
+        )
+    blocks = [_section(head), _context("\n".join(lines))]
+    return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
+
+
 def extend_offer_blocks(request_id: str, offer: ExtensionOffer) -> Block:
     """The Extend button with the price, beside the before-end reminder."""
     return {

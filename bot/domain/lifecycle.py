@@ -73,7 +73,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     ),
     # A poll can miss a short state entirely (a block bought for now is active at once).
     State.PAYMENT_PENDING: frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRED, State.FAILED}),
-    State.SCHEDULED: frozenset({State.ACTIVE, State.EXPIRED, State.FAILED}),
+    # scheduled -> cancelled: On-Demand or Spot before its window opens (nothing bought).
+    State.SCHEDULED: frozenset({State.ACTIVE, State.EXPIRED, State.FAILED, State.CANCELLED}),
     State.ACTIVE: frozenset({State.EXPIRING, State.EXPIRED}),
     State.EXPIRING: frozenset({State.EXPIRED}),
     State.EXPIRED: frozenset({State.CLEANED_UP}),
@@ -86,6 +87,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 
 # States in which a request still waits on people, and can be cancelled by its requester.
 CANCELLABLE = frozenset({State.DRAFT, State.QUOTED, State.PENDING_APPROVAL})
+# Chosen kinds for which nothing is bought: cancellable while scheduled, before the window.
+NOTHING_BOUGHT = frozenset({"on-demand", "spot"})
 
 # States in which AWS holds (or may hold) something bought for the request: tracked by polls.
 TRACKED = frozenset(

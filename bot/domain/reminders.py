@@ -318,7 +318,8 @@ def follow(
         return Follow(cancel=tuple(slots), stop_cleanup=new.state is not State.EXPIRED)
     res = new.reservation
     if res is None:
-        return Follow()
+        window = request_window(new)
+        return _follow_window(old, new, window, before_end, now) if window else Follow()
     was = old.reservation if old else None
     schedule: list[Reminder] = []
     if was is None:
@@ -343,6 +344,54 @@ def follow(
         gone |= {s for s in slots if _kind(s).about_end}
     cancel = tuple(s for s in slots if s in gone and s not in kept)
     return Follow(schedule=tuple(schedule), cancel=cancel, cleanup_at=cleanup_at)
+
+
+# --- On-Demand and Spot: nothing is bought, the request's own window is followed ------
+
+WINDOW_ONLY = frozenset({"on-demand", "spot"})
+# The states in which an On-Demand or Spot request runs in (or waits for) its window.
+IN_WINDOW = frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRING})
+
+
+@dataclass(frozen=True)
+class RequestWindow:
+    """The window an On-Demand or Spot request asked for (start + duration): what its
+    reminders are about, as a reservation's window is for what was bought."""
+
+    kind: str
+    start: datetime
+    end: datetime
+
+
+def request_window(record: CapacityRecord) -> RequestWindow | None:
+    """The requested window of an approved On-Demand or Spot request (None for anything
+    with a reservation, or not chosen as On-Demand or Spot)."""
+    if record.reservation is not None or record.choice is None:
+        return None
+    kind = record.choice.kind.value
+    if kind not in WINDOW_ONLY:
+        return None
+    return RequestWindow(kind, record.request.start, record.request.end)
+
+
+def _follow_window(
+    old: CapacityRecord | None,
+    new: CapacityRecord,
+    window: RequestWindow,
+    before_end: Sequence[timedelta],
+    now: datetime,
+) -> Follow:
+    """On-Demand and Spot: before-end reminders once the window is scheduled (no
+    checkpoint warning: AWS ends nothing at the end; no at-start reminder: the decision
+    message says it is active), the cleanup prompt when the window has ended."""
+    if old is not None and old.state is new.state:
+        return Follow()
+    if new.state is State.EXPIRED:
+        ends = tuple(s for s in all_slots(new.id, (), before_end) if _kind(s).about_end)
+        return Follow(cancel=ends, cleanup_at=max(now, window.end))
+    if new.state not in IN_WINDOW:
+        return Follow()
+    return Follow(schedule=tuple(end_reminders(new.id, window, before_end, now)))
 
 
 def _kind(slot: str) -> ReminderKind:

@@ -26,6 +26,7 @@ from bot.blocks.requests import card_fallback, request_card, requester_update
 from bot.blocks.text import clip, esc
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, SlackMessage
+from bot.domain.reminders import request_window
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
 from bot.services.jobs import JobKind, JobRegistry, RequestJob
@@ -290,4 +291,6 @@ def _told_here(record: CapacityRecord) -> bool:
     one does, or the reminders do)."""
     if record.state in TOLD_BY_REMINDERS and record.reservation is not None:
         return False
+    if record.state is State.EXPIRED and request_window(record) is not None:
+        return False  # On-Demand or Spot: the cleanup prompt (or "cleaned up") says it
     return record.state in APPROVAL_OUTCOMES

@@ -23,6 +23,7 @@ from bot.blocks.reminders import (
     cleanup_escalation,
     cleanup_prompt,
     reminder_message,
+    window_reminder_message,
 )
 from bot.blocks.text import when
 from bot.domain.cleanup import (
@@ -48,6 +49,7 @@ from bot.domain.reminders import (
     human_duration,
     live_reservations,
     overtaken_by_move,
+    request_window,
     timeliness,
 )
 from bot.services.changes import BOT, Change, apply_change
@@ -182,11 +184,14 @@ class ReminderService:
 
     def send(self, job: ReminderJob) -> None:
         record = self.store.get(job.request)
-        if record is None or record.state in STOPPED or record.reservation is None:
+        if record is None or record.state in STOPPED:
             return  # cancelled, failed or cleaned up: its jobs were cancelled with it
         reservation = record.reservation
         reminder = job.reminder()
         now = self.clock.now()
+        if reservation is None:
+            self._send_window(record, reminder, now)
+            return
         hold = extension_hold(reminder, record.extension, now)
         if hold is not None:
             raise RetryLater(hold, f"{record.id}: an approved extension may move the end")
@@ -203,6 +208,28 @@ class ReminderService:
             late=verdict.verdict is Verdict.SEND_LATE,
             extension=offer,
             more=_deploy_offer(record, reminder.kind),
+        )
+        self._send(reminder.delivery_key, record.requester, message)
+
+    def _send_window(self, record: CapacityRecord, reminder: Reminder, now: datetime) -> None:
+        """On-Demand and Spot: about the requested window; no Extend button."""
+        window = request_window(record)
+        if window is None:
+            return
+        verdict = timeliness(reminder, window, now)
+        if verdict.verdict is Verdict.DROP:
+            self._note(record.id, "reminder-dropped", f"{reminder.kind.value}: {verdict.reason}")
+            return
+        request = record.request
+        message = window_reminder_message(
+            record.id,
+            reminder,
+            window.kind,
+            request.count,
+            request.instance_type,
+            window.end,
+            now,
+            late=verdict.verdict is Verdict.SEND_LATE,
         )
         self._send(reminder.delivery_key, record.requester, message)
 

@@ -6,10 +6,12 @@ change is decided again on a fresh read, so concurrent clicks and replicas are s
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.domain.approval import SpendingLimits
 from bot.domain.audit import AuditEntry
 from bot.domain.grammar import render_request
-from bot.domain.lifecycle import CANCELLABLE, State
+from bot.domain.lifecycle import CANCELLABLE, NOTHING_BOUGHT, State
 from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest, clean_text
 from bot.domain.request_ids import normalise_id
@@ -103,12 +105,12 @@ class RequestService:
         def cancelled(r: CapacityRecord) -> Change:
             if r.requester != user:
                 raise RequestError(f"Only the requester can cancel {r.id}.")
-            if r.state not in CANCELLABLE:
+            if r.state not in CANCELLABLE and not _window_not_open(r, self.clock.now()):
                 if r.state.final:
                     raise RequestError(f"Request {r.id} is {r.state.label} already.")
                 raise RequestError(
                     f"Request {r.id} is {r.state.label}: only requests that are not approved "
-                    "yet can be cancelled."
+                    "yet (or On-Demand and Spot before their window opens) can be cancelled."
                 )
             new = r.model_copy(update={"state": State.CANCELLED, "updated_at": self.clock.now()})
             return Change(
@@ -136,3 +138,15 @@ class RequestService:
 
         saved, change = apply_change(self.store, request_id, timed_out, self.clock.now)
         return saved if change is not None else None
+
+
+def _window_not_open(record: CapacityRecord, now: datetime) -> bool:
+    """An On-Demand or Spot request scheduled for a window not open yet: nothing was
+    bought, so cancelling it costs nothing (its reminders go with it)."""
+    return (
+        record.state is State.SCHEDULED
+        and record.reservation is None
+        and record.choice is not None
+        and record.choice.kind.value in NOTHING_BOUGHT
+        and now < record.request.start
+    )

@@ -182,3 +182,36 @@ def test_reminders_overtaken_by_a_move_are_those_due_about_the_old_end() -> None
     assert kinds(r.overtaken_by_move("R1", TP, W("training-plan", START, END + 24 * H),
                                      LEADS_END, later)) == [
         ("before-end", 2 * H), ("before-end", 24 * H)]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["on-demand", "spot"])
+def test_on_demand_and_spot_follow_their_requested_window(kind: str) -> None:
+    from bot.domain.comparison import OptionKind
+    from bot.domain.lifecycle import State
+    from bot.domain.records import Choice
+    from tests.factories import make_record
+
+    approved = make_record(
+        "R1", state=State.APPROVED, choice=Choice(kind=OptionKind(kind), total_usd=1.0)
+    )
+    window = r.request_window(approved)
+    assert window is not None and (window.start, window.end) == (
+        approved.request.start,
+        approved.request.end,
+    )
+    now = window.start - 5 * 24 * H
+    scheduled = approved.model_copy(update={"state": State.SCHEDULED})
+    plan = r.follow(approved, scheduled, LEADS_START, LEADS_END, now)
+    assert kinds(list(plan.schedule)) == [("before-end", 2 * H), ("before-end", 24 * H)]
+    assert {x.anchor for x in plan.schedule} == {window.end}
+    # Nothing again on a save that does not change the state; the cleanup at the end.
+    assert r.follow(scheduled, scheduled, LEADS_START, LEADS_END, now).empty
+    expired = scheduled.model_copy(update={"state": State.EXPIRED})
+    ended = r.follow(scheduled, expired, LEADS_START, LEADS_END, window.end + H)
+    assert ended.cleanup_at == window.end + H and ended.schedule == ()
+    assert {f"R1:before-end:{24 * 3600}", f"R1:before-end:{2 * 3600}"} <= set(ended.cancel)
+    # A Capacity Block choice without a reservation yet has no window of its own.
+    block = approved.model_copy(
+        update={"choice": Choice(kind=OptionKind.CAPACITY_BLOCK, offering_id="x", total_usd=1.0)}
+    )
+    assert r.request_window(block) is None
