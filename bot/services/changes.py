@@ -60,10 +60,9 @@ def apply_change(
             detail=change.detail,
         )
         try:
+            # A job scheduled here wakes a waiting worker in the same step.
             saved = store.save(record, change.record, audit, change.schedule, change.cancel)
         except VersionConflict:
             continue
-        if any(job.due <= now() for job in change.schedule):
-            store.wake()  # a worker may be waiting: this job is due now
         return saved, change
     raise RuntimeError(f"{request_id}: too many concurrent changes")

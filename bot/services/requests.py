@@ -66,11 +66,8 @@ class RequestService:
             at=now,
             detail=record.text,
         )
-        created = self.store.create(
-            record, audit, schedule=[quote_job(record.id, now, response_url)]
-        )
-        self.store.wake()
-        return created
+        # One round trip: the record, its audit entry, the quote job and a worker's wake-up.
+        return self.store.create(record, audit, schedule=[quote_job(record.id, now, response_url)])
 
     def quote_only(self, user: str, request: CapacityRequest, response_url: str | None) -> None:
         """`/gpu quote`: a comparison with nothing stored but the job that makes it."""

@@ -44,6 +44,21 @@ def test_create_twice_conflicts(redis_store: RedisStore) -> None:
     assert len(redis_store.audit("R1")) == 1
 
 
+def test_a_write_that_schedules_a_job_wakes_a_waiting_worker_in_the_same_step(
+    redis_store: RedisStore,
+) -> None:
+    v1 = redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
+    assert not redis_store.wait_for_work(0.05)  # nothing scheduled: nobody woken
+    job = Job(id="quote:R1", kind="quote", due=NOW, payload={})
+    redis_store.save(
+        v1,
+        v1.model_copy(update={"state": State.QUOTED}),
+        audit("q", State.DRAFT, State.QUOTED),
+        schedule=[job],
+    )
+    assert redis_store.wait_for_work(0.05)  # no separate wake() was called
+
+
 def test_save_moves_state_index_and_writes_audit(redis_store: RedisStore) -> None:
     v1 = redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
     v2 = redis_store.save(

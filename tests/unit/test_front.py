@@ -153,3 +153,57 @@ def test_only_commands_answered_in_the_ack_skip_the_replay_check() -> None:
 def test_which_commands_are_answered_in_their_ack(text: str, pure: bool) -> None:
     assert answered_in_ack({"command": "/gpu", "text": text}) is pure
     assert answered_in_ack({"command": "/other", "text": text}) is False
+
+
+def test_a_call_past_its_deadline_answers_none_and_runs_what_follows_when_done() -> None:
+    from bot.server import _Call
+
+    go = threading.Event()
+    followed = threading.Event()
+    slow = _Call(lambda: go.wait(5) and "late")
+    assert slow.wait(0.05) is None  # the caller answers without it
+    slow.then(followed.set)
+    assert not followed.is_set()
+    go.set()
+    assert followed.wait(5)
+    quick = _Call(lambda: "now")
+    assert quick.wait(5) == "now"
+    quick.then(followed.clear)  # already over: runs at once
+    assert not followed.is_set()
+    failed = _Call(lambda: 1 / 0)
+    assert isinstance(failed.wait(5), ZeroDivisionError)
+
+
+def test_the_dispatch_pool_reuses_its_threads_and_stays_within_its_size() -> None:
+    from bot.server import _Call, _Pool
+
+    pool = _Pool(3, "test-pool")
+    names: set[str] = set()
+    for _ in range(20):  # one after another: one thread serves them all
+        assert _Call(lambda: names.add(threading.current_thread().name), pool).wait(5) is None
+    assert len(names) == 1
+    release = threading.Event()
+    running = threading.Semaphore(0)
+
+    def block() -> str:
+        running.release()
+        release.wait(5)
+        return "done"
+
+    calls = [_Call(block, pool) for _ in range(6)]
+    for _ in range(3):
+        assert running.acquire(timeout=5)
+    assert not running.acquire(timeout=0.2)  # three at once; the rest wait their turn
+    threads = {t.name for t in threading.enumerate() if t.name.startswith("test-pool")}
+    assert len(threads) == 3
+    release.set()
+    assert [call.wait(5) for call in calls] == ["done"] * 6
+
+
+def test_a_pool_thread_carries_no_log_fields_from_the_request_it_served_before() -> None:
+    from bot.logs import context, set_fields
+    from bot.server import _Call, _Pool
+
+    pool = _Pool(1, "test-fields")  # one thread: the second call runs where the first did
+    assert _Call(lambda: set_fields(slack_user="U0BEFORE", request_id="R1"), pool).wait(5) is None
+    assert _Call(context, pool).wait(5) == {}

@@ -149,6 +149,7 @@ class RequestsInRedis(RedisBase):
             self.key("user", record.requester),
             self.key("due"),
             self.key("jobs"),
+            self.key("wake"),
         ]
         ok, version, state = self._lua("transition.lua", keys, args)
         if not ok:

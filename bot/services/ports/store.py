@@ -27,7 +27,9 @@ class Requests(Protocol):
     """Requests and their audit trail.
 
     `create` and `save` are compare-and-sets that write the audit entry and the jobs in
-    the same step; `save` raises VersionConflict when `old` is not the stored version.
+    the same step, and wake a waiting worker when they schedule any (no `wake` call
+    needed after them); `save` raises VersionConflict when `old` is not the stored
+    version.
     """
 
     def next_id(self) -> str: ...

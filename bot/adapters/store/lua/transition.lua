@@ -2,8 +2,12 @@
 -- schedule or cancel its jobs. Succeeds only when the stored version is the expected
 -- one, so of many concurrent writers exactly one wins.
 --
+-- A worker waiting for work is woken when any job is scheduled (as JobQueue.wake does), in
+-- this same round trip.
+--
 -- KEYS: 1 request hash, 2 audit stream (all), 3 audit stream (this request),
---       4 old-state set, 5 new-state set, 6 requester index, 7 due jobs, 8 job payloads
+--       4 old-state set, 5 new-state set, 6 requester index, 7 due jobs, 8 job payloads,
+--       9 the workers' wake-up list
 -- ARGV: 1 id, 2 expected version (0 = must not exist), 3 new state, 4 document,
 --       5 requester, 6 created score, 7 audit field count, then audit field/value pairs,
 --       then the number of jobs to schedule and (job, due score, payload) triples,
@@ -38,6 +42,10 @@ for _ = 1, nschedule do
   redis.call('ZADD', KEYS[7], ARGV[i + 2], ARGV[i + 1])
   redis.call('HSET', KEYS[8], ARGV[i + 1], ARGV[i + 3])
   i = i + 3
+end
+if nschedule > 0 then
+  redis.call('LPUSH', KEYS[9], '1')
+  redis.call('LTRIM', KEYS[9], 0, 15)
 end
 i = i + 1
 local ncancel = tonumber(ARGV[i])
