@@ -25,6 +25,7 @@ from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.calls import set_call_observer
+from bot.adapters.charts.png import render_png
 from bot.adapters.clock import SystemClock
 from bot.adapters.metrics.prometheus import PrometheusMetrics
 from bot.adapters.metrics.prometheus import render as render_metrics
@@ -129,8 +130,9 @@ def build_services(
     approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
     timeout = max(1, round(settings.slack_timeout.total_seconds()))
     poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
-    once = OnceOnly(store, poster, clock, settle=settings.delivery_settle)
-    notifications = NotificationService(store, once, clock, approval_channel)
+    once = OnceOnly(store, poster, clock, settle=settings.delivery_settle, files=poster)
+    # render_png imports matplotlib when it first draws (a job), never when imported.
+    notifications = NotificationService(store, once, clock, approval_channel, render_png)
     jobs = JobRegistry()
     notifications.register(jobs)
     jobs.register(QUOTE, quote_jobs.run_quote)

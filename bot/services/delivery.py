@@ -12,6 +12,7 @@ loses the message nor sends it twice.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -22,6 +23,8 @@ from bot.services.ports.delivery import (
     DeliveryLog,
     DeliveryRecord,
     DeliveryState,
+    FileSharer,
+    FileToShare,
     Poster,
     RateLimited,
     Refused,
@@ -45,9 +48,11 @@ class OnceOnly:
         clock: Clock,
         pace_seconds: float = PACE_SECONDS,
         settle: timedelta = SETTLE,
+        files: FileSharer | None = None,
     ) -> None:
         self.deliveries = deliveries
         self.poster = poster
+        self.files = files
         self.clock = clock
         self.pace_seconds = pace_seconds
         self.settle = settle
@@ -58,6 +63,40 @@ class OnceOnly:
         """Post unless `key` was posted already; returns the new message, or None when it
         had been sent before. Raises RetryLater (paced, 429, an uncertain outcome, too
         soon to look) or Refused."""
+        return self._once(
+            key,
+            channel,
+            lambda: self.poster.post(channel, text, blocks, key),
+            lambda prior: self.poster.find(prior.channel, key, prior.at - LOOK_BACK),
+        )
+
+    def share_file(
+        self, key: str, channel: str, thread_ts: str, file: Callable[[], FileToShare]
+    ) -> bool:
+        """Share the file `file()` makes into the thread of `thread_ts`, unless `key` was
+        shared already (`file` is called only when it is about to be uploaded). True when
+        shared now. Raises as `send` does."""
+        files = self.files
+        if files is None:
+            raise RuntimeError("no file sharer: OnceOnly was built without one")
+
+        def share() -> SlackMessage:
+            made = file()
+            files.share(channel, thread_ts, made)
+            return SlackMessage(channel=channel, ts=thread_ts)
+
+        def find(prior: DeliveryRecord) -> SlackMessage | None:
+            return files.find_shared(prior.channel, thread_ts, filename_of(key))
+
+        return self._once(key, channel, share, find) is not None
+
+    def _once(
+        self,
+        key: str,
+        channel: str,
+        post: Callable[[], SlackMessage],
+        find: Callable[[DeliveryRecord], SlackMessage | None],
+    ) -> SlackMessage | None:
         now = self.clock.now()
         start = self.deliveries.begin_delivery(key, channel, now, self.pace_seconds, False)
         if start.verdict == "sent":
@@ -66,7 +105,7 @@ class OnceOnly:
             prior = start.record
             if now - prior.at < self.settle:
                 raise RetryLater(prior.at + self.settle, f"{key}: a post may still be under way")
-            found = self.poster.find(prior.channel, key, prior.at - LOOK_BACK)
+            found = find(prior)
             if found is not None:
                 log.info("%s was posted before an uncertain outcome; not posting again", key)
                 self._record(key, DeliveryState.SENT, prior.channel, found.ts)
@@ -77,7 +116,7 @@ class OnceOnly:
             raise RetryLater(now + wait, f"pacing posts to {channel}")
         # The key is recorded as pending now, before the Slack call.
         try:
-            message = self.poster.post(channel, text, blocks, key)
+            message = post()
         except RateLimited as limited:
             self._record(key, DeliveryState.NOT_SENT, channel)
             retry_at = self.clock.now() + timedelta(seconds=max(limited.retry_after, 1.0))
@@ -120,3 +159,8 @@ class OnceOnly:
     def _record(self, key: str, state: DeliveryState, channel: str, ts: str | None = None) -> None:
         record = DeliveryRecord(state=state, channel=channel, at=self.clock.now(), ts=ts)
         self.deliveries.record_delivery(key, record)
+
+
+def filename_of(key: str) -> str:
+    """The file name a file delivery with `key` is shared under (and found by)."""
+    return "gpu-bot-" + key.replace(":", "-") + ".png"

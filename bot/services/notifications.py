@@ -7,7 +7,11 @@ rate-limited post to one never holds up another:
 
 - `card:<id>` posts the approval card once (or updates it in place), rendering the
   request as it is *now*, so updates converge on the latest state whatever their order;
-- `tell:<id>:<state>:<attempt>` tells the requester of a decision, once per outcome.
+- `tell:<id>:<state>:<attempt>` tells the requester of a decision, once per outcome;
+- `chart:<id>`, scheduled in the same step that records the posted card, draws the quote's
+  cost chart (bot/domain/cost_chart.py) and shares it into the card's thread, once. A chart
+  Slack refuses (no `files:write` scope, bot not in the channel) is logged and audited and
+  not tried again: the card and the decision never wait for it.
 
 A card Slack refuses for good (archived channel, bot not in it, blocks refused) is
 logged for the operator, noted in the audit trail, and the requester is told by DM.
@@ -24,13 +28,14 @@ from bot.blocks.deploy import deploy_button, deployable
 from bot.blocks.quote import quote_blocks
 from bot.blocks.requests import card_fallback, request_card, requester_update
 from bot.blocks.text import clip, esc
+from bot.domain.cost_chart import cost_chart
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, SlackMessage
 from bot.domain.reminders import request_window
 from bot.services.changes import BOT, Change, apply_change
-from bot.services.delivery import OnceOnly
+from bot.services.delivery import OnceOnly, filename_of
 from bot.services.jobs import JobKind, JobRegistry, RequestJob
-from bot.services.ports import Clock, Job, Refused, Store
+from bot.services.ports import ChartRenderer, Clock, FileToShare, Job, Refused, Store
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +93,8 @@ CARD = JobKind("card", RequestJob)
 TELL = JobKind("tell", TellJob)
 CARD_REFUSED = JobKind("card-refused", CardRefusedJob)
 STRAY_CARD = JobKind("stray-card", StrayCardJob)
-KINDS = (CARD, TELL, CARD_REFUSED, STRAY_CARD)
+CHART = JobKind("chart", RequestJob)
+KINDS = (CARD, TELL, CARD_REFUSED, STRAY_CARD, CHART)
 STRAY_NOTE = (
     ":information_source: A copy of this request's card that the bot lost track of: "
     "its buttons are gone. Decide on the current card, or from the bot's Home tab."
@@ -99,24 +105,36 @@ def card_key(request_id: str) -> str:
     return f"card:{request_id}"
 
 
+def chart_key(request_id: str) -> str:
+    return f"chart:{request_id}"
+
+
 def told_key(request_id: str, state: State, attempts: int) -> str:
     return f"told:{request_id}:{state.value}:{attempts}"
 
 
 class NotificationService:
     def __init__(
-        self, store: Store, delivery: OnceOnly, clock: Clock, approval_channel: str
+        self,
+        store: Store,
+        delivery: OnceOnly,
+        clock: Clock,
+        approval_channel: str,
+        charts: ChartRenderer | None = None,
     ) -> None:
+        """`charts`: draws the cost chart shared beside each new card (None: no chart)."""
         self.store = store
         self.delivery = delivery
         self.clock = clock
         self.approval_channel = approval_channel
+        self.charts = charts
 
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(CARD, lambda job: self.show_card(job.request))
         jobs.register(TELL, self.tell)
         jobs.register(CARD_REFUSED, self.tell_card_refused)
         jobs.register(STRAY_CARD, self.strip_stray_card)
+        jobs.register(CHART, lambda job: self.share_chart(job.request))
 
     # --- the notify job: one job per recipient ------------------------------------------
 
@@ -198,12 +216,56 @@ class NotificationService:
                 raise
             log.warning("a stray card of %s could not be changed: %s", record.id, refused.error)
 
+    # --- the cost chart, in the card's thread ----------------------------------------------
+
+    def share_chart(self, request_id: str) -> None:
+        """Draw the request's cost chart and share it into its card's thread, once."""
+        record = self.store.get(request_id)
+        render = self.charts
+        if record is None or render is None or record.quote is None:
+            return
+        card = record.approval_message
+        if card is None:
+            return  # scheduled only once the card is recorded; nothing to answer under
+        quote = record.quote
+        key = chart_key(record.id)
+
+        def png() -> FileToShare:
+            title = f"{record.id}: total cost by expected utilisation"
+            return FileToShare(filename_of(key), title, render(cost_chart(quote)))
+
+        try:
+            self.delivery.share_file(key, card.channel, card.ts, png)
+        except Refused as refused:
+            # Not retried: a scope or a channel is mended by a person, and the card and
+            # the decision do not need the picture.
+            log.error(
+                "the cost chart of %s could not be shared in %s (%s)%s",
+                record.id,
+                card.channel,
+                refused.error,
+                ": add the files:write scope and reinstall the app"
+                if refused.error == "missing_scope"
+                else "",
+            )
+            detail = f"{card.channel}: {refused.error}"
+
+            def noted(r: CapacityRecord) -> Change:
+                return Change(r, "chart-refused", BOT, detail)
+
+            apply_change(self.store, record.id, noted, self.clock.now)
+
     def _remember_card(self, request_id: str, message: SlackMessage) -> CapacityRecord | None:
         def posted(r: CapacityRecord) -> Change | None:
             if r.approval_message is not None:
                 return None
             new = r.model_copy(update={"approval_message": message})
-            return Change(new, "posted", BOT, f"{message.channel} {message.ts}")
+            chart: tuple[Job, ...] = ()
+            if self.charts is not None and r.quote is not None:
+                payload = RequestJob(request=request_id)
+                chart = (CHART.job(request_id, self.clock.now(), payload),)
+            detail = f"{message.channel} {message.ts}"
+            return Change(new, "posted", BOT, detail, schedule=chart)
 
         saved, _ = apply_change(self.store, request_id, posted, self.clock.now)
         return saved

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -34,3 +35,38 @@ def test_manifest_has_what_the_features_need() -> None:
     assert {"commands", "chat:write", "users:read", "usergroups:read", "im:write"} <= scopes
     # conversations.history finds a reminder by its delivery key after an uncertain post
     assert {"im:history", "channels:history", "groups:history"} <= scopes
+
+
+# The bot scopes each Web API method the bot calls needs (the history scopes: for each kind
+# of conversation it reads; every one of them is asked for).
+METHOD_SCOPES: dict[str, set[str]] = {
+    "auth_test": set(),
+    "views_open": set(),
+    "views_publish": set(),
+    "chat_postMessage": {"chat:write"},
+    "chat_update": {"chat:write"},
+    "conversations_open": {"im:write"},
+    "conversations_history": {"channels:history", "groups:history", "im:history"},
+    "conversations_replies": {"channels:history", "groups:history"},
+    # files.getUploadURLExternal and files.completeUploadExternal: the cost chart.
+    "files_upload_v2": {"files:write"},
+    "usergroups_users_list": {"usergroups:read"},
+}
+
+
+def test_every_web_api_call_the_bot_makes_has_its_scope() -> None:
+    called = {
+        match
+        for package in ("bot", "handlers")
+        for path in (ROOT / package).rglob("*.py")
+        for match in re.findall(
+            r"\.((?:chat|conversations|files|usergroups|users|views|reactions|auth|apps)_\w+)\b",
+            path.read_text(),
+        )
+    }
+    assert "files_upload_v2" in called and "conversations_replies" in called
+    unknown = called - METHOD_SCOPES.keys()
+    assert not unknown, f"add the scopes these calls need to METHOD_SCOPES: {sorted(unknown)}"
+    scopes = set(manifest()["oauth_config"]["scopes"]["bot"])  # type: ignore[index]
+    for method in called:
+        assert METHOD_SCOPES[method] <= scopes, f"{method} needs {METHOD_SCOPES[method]}"

@@ -1,7 +1,14 @@
 """A local stand-in for Slack's Web API and response_url endpoints, on 127.0.0.1.
 
-It answers what the bot calls (chat.*, views.*, auth.test, usergroups.users.list) the way
-Slack does, records every call in order, and can be told to answer 429 or 500. The shell
+It answers what the bot calls (chat.*, views.*, auth.test, usergroups.users.list, and the
+three steps of a file upload) the way Slack does, records every call in order, and can be
+told to answer 429 or 500.
+
+File uploads take Slack's current three steps: `files.getUploadURLExternal` gives a file
+id and an upload URL (served here, as `upload`), the bytes are POSTed there, and
+`files.completeUploadExternal` shares the file into `channel_id` (a thread with
+`thread_ts`), where `conversations.replies` finds it. Completing a file id this server did
+not issue, or one whose bytes did not arrive (or not as many as announced), is refused. The shell
 renders what it records; the tests assert on it. Point `SLACK_API_URL` /
 `WebClient(base_url=)` at `api_url`; response URLs are `response_url(token)`.
 """
@@ -21,6 +28,7 @@ from urllib.parse import parse_qs, urlparse
 from bot.adapters.slack.block_rules import message_problems, view_problems
 
 RESPONSE_URL_METHOD = "response_url"
+UPLOAD_METHOD = "upload"  # the POST of a file's bytes to its upload URL
 # Calls carrying a message (text and blocks) or a view: checked as Slack checks them.
 MESSAGE_METHODS = frozenset(
     {
@@ -69,6 +77,17 @@ class Call:
 
 
 @dataclass
+class UploadedFile:
+    id: str
+    name: str
+    length: int  # as announced to files.getUploadURLExternal
+    data: bytes | None = None  # once POSTed to the upload URL
+    title: str | None = None
+    channel: str | None = None  # once shared by files.completeUploadExternal
+    thread_ts: str | None = None
+
+
+@dataclass
 class _Fault:
     status: int
     times: int
@@ -112,6 +131,10 @@ class LocalSlackApi:
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._view_ids = itertools.count(1)
+        self._file_ids = itertools.count(1)
+        self.files: dict[str, UploadedFile] = {}  # by file id, as issued
+        # Replies by (channel, parent ts): as in Slack, not in the channel's history.
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -186,6 +209,7 @@ class LocalSlackApi:
     def reset_messages(self) -> None:
         with self._lock:
             self.messages.clear()
+            self.threads.clear()
             self._keys.clear()
 
     def distinct_keys(self) -> int:
@@ -217,6 +241,11 @@ class LocalSlackApi:
         with self._lock:
             self.calls.clear()
 
+    def shared_files(self) -> list[UploadedFile]:
+        """Files shared into a conversation, in the order they were completed."""
+        with self._lock:
+            return [f for f in self.files.values() if f.channel is not None]
+
     def since(self, index: int) -> list[Call]:
         """Every call recorded after the first `index` ones, in arrival order."""
         with self._lock:
@@ -241,10 +270,14 @@ class LocalSlackApi:
 
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
         length = int(request.headers.get("Content-Length") or 0)
-        raw = request.rfile.read(length).decode()
+        data = request.rfile.read(length)
         url = urlparse(request.path)
         path = url.path
         args: dict[str, Any] = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if path.startswith("/upload/"):
+            self._upload(request, path.rsplit("/", 1)[1], data)
+            return
+        raw = data.decode()
         if request.headers.get("Content-Type", "").startswith("application/json"):
             args |= json.loads(raw or "{}")
         else:
@@ -294,6 +327,105 @@ class LocalSlackApi:
             request.send_header(key, value)
         request.end_headers()
         request.wfile.write(payload)
+
+    def _upload(self, request: BaseHTTPRequestHandler, file_id: str, data: bytes) -> None:
+        """A file's bytes POSTed to the URL files.getUploadURLExternal gave: Slack answers
+        `OK - <length>` as plain text, or 404 for a URL it did not issue."""
+        with self._lock:
+            fault = self._faults.get(UPLOAD_METHOD)
+            known = self.files.get(file_id)
+            if fault and fault.times > 0:
+                fault.times -= 1
+                status, body = fault.status, "upload failed"
+            elif known is None:
+                status, body = 404, "not found"
+            else:
+                known.data = data
+                status, body = 200, f"OK - {len(data)}"
+            if self.keep_calls:
+                args = {"file_id": file_id, "length": len(data)}
+                self.calls.append(Call(UPLOAD_METHOD, args, status))
+        payload = body.encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "text/plain; charset=utf-8")
+        request.send_header("Content-Length", str(len(payload)))
+        request.end_headers()
+        request.wfile.write(payload)
+
+    def _get_upload_url(self, args: dict[str, Any]) -> dict[str, Any]:
+        name = str(args.get("filename") or "")
+        try:
+            length = int(args.get("length") or 0)
+        except ValueError:
+            length = 0
+        if not name or length <= 0:
+            return {"ok": False, "error": "invalid_arguments"}
+        file_id = f"F{next(self._file_ids):08d}"
+        self.files[file_id] = UploadedFile(id=file_id, name=name, length=length)
+        return {"ok": True, "upload_url": f"{self.base}/upload/{file_id}", "file_id": file_id}
+
+    def _complete_upload(self, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            wanted = list(_decoded(args.get("files"), []))
+        except json.JSONDecodeError:
+            return {"ok": False, "error": "invalid_arguments"}
+        channel = str(args.get("channel_id") or "")
+        thread_ts = args.get("thread_ts") or None
+        if not wanted:
+            return {"ok": False, "error": "invalid_arguments"}
+        if channel and not channel.startswith(("C", "D", "G")):
+            return {"ok": False, "error": "channel_not_found"}
+        if thread_ts and not any(m["ts"] == thread_ts for m in self.messages.get(channel, [])):
+            return {"ok": False, "error": "invalid_thread_ts"}
+        found: list[UploadedFile] = []
+        for entry in wanted:
+            known = self.files.get(str(entry.get("id")))
+            if known is None or known.channel is not None:
+                return {"ok": False, "error": "file_not_found"}
+            if known.data is None or len(known.data) != known.length:
+                return {"ok": False, "error": "file_upload_size_mismatch"}
+            found.append(known)
+        shared = []
+        for entry, known in zip(wanted, found, strict=True):
+            known.title = entry.get("title") or known.name
+            if channel:
+                known.channel, known.thread_ts = channel, thread_ts
+            shared.append({"id": known.id, "title": known.title})
+        if channel:
+            message: dict[str, Any] = {
+                "type": "message",
+                "ts": self._next_ts(),
+                "text": "",
+                "files": [
+                    {"id": f.id, "name": f.name, "title": f.title, "mimetype": "image/png"}
+                    for f in found
+                ],
+                "received": time.time(),
+            }
+            if thread_ts:
+                message["thread_ts"] = thread_ts
+                self.threads.setdefault((channel, thread_ts), []).append(message)
+            else:
+                self.messages.setdefault(channel, []).append(message)
+        return {"ok": True, "files": shared}
+
+    def _replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The thread of `ts` in `channel`, parent first, paged like history."""
+        channel, ts = str(args.get("channel", "")), str(args.get("ts", ""))
+        messages = self.messages.get(channel, [])
+        parent = [m for m in messages if m["ts"] == ts]
+        if not parent:
+            return {"ok": False, "error": "thread_not_found"}
+        thread = parent + self.threads.get((channel, ts), [])
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 100)
+        more = start + limit < len(thread)
+        return {
+            "ok": True,
+            "messages": thread[start : start + limit],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
 
     def _problems(self, method: str, args: dict[str, Any]) -> list[str]:
         """Why Slack would refuse this call's message or view ([] when it would not)."""
@@ -363,6 +495,12 @@ class LocalSlackApi:
             return {"ok": True, "channel": {"id": dm_channel(users.split(",")[0])}}
         if method == "conversations.history":
             return self._history(args)
+        if method == "conversations.replies":
+            return self._replies(args)
+        if method == "files.getUploadURLExternal":
+            return self._get_upload_url(args)
+        if method == "files.completeUploadExternal":
+            return self._complete_upload(args)
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self._next_ts()}
         if method.startswith("views."):

@@ -1,4 +1,5 @@
-"""Posting a message that carries its delivery key, and finding it again by that key.
+"""Posting a message that carries its delivery key, and finding it again by that key;
+sharing a file into a thread, and finding it there by its name.
 
 The key travels in Slack message metadata (`metadata.event_payload.key`), which
 conversations.history returns with `include_all_metadata`. This client must not retry
@@ -17,7 +18,7 @@ from slack_sdk.errors import SlackApiError, SlackRequestError
 
 from bot.adapters.slack.client import CountedWebClient
 from bot.domain.records import SlackMessage
-from bot.services.ports import RateLimited, Refused, Uncertain
+from bot.services.ports import FileToShare, RateLimited, Refused, Uncertain
 
 log = logging.getLogger(__name__)
 METADATA_EVENT = "gpu_bot_delivery"
@@ -103,6 +104,37 @@ class SlackPoster:
                 metadata = message.get("metadata") or {}
                 payload = metadata.get("event_payload") or {}
                 if metadata.get("event_type") == METADATA_EVENT and payload.get("key") == key:
+                    return SlackMessage(channel=channel, ts=str(message["ts"]))
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                break
+        return None
+
+    def share(self, channel: str, thread_ts: str, file: FileToShare) -> None:
+        """files_upload_v2: files.getUploadURLExternal, the bytes POSTed to the URL it
+        gives, then files.completeUploadExternal into the thread. Only the last step
+        shows anything; a failure before it leaves an unshared file, which nobody sees."""
+        self._call(
+            self.client.files_upload_v2,
+            channel=channel,
+            thread_ts=thread_ts,
+            filename=file.filename,
+            title=file.title,
+            content=file.content,
+        )
+
+    def find_shared(self, channel: str, thread_ts: str, filename: str) -> SlackMessage | None:
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = self._call(
+                self.client.conversations_replies,
+                channel=channel,
+                ts=thread_ts,
+                limit=200,
+                cursor=cursor,
+            )
+            for message in page.get("messages", []):
+                if any(f.get("name") == filename for f in message.get("files") or []):
                     return SlackMessage(channel=channel, ts=str(message["ts"]))
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if not cursor:

@@ -2,12 +2,15 @@
 that the adapters implement. Services import these, never an adapter."""
 
 from bot.services.ports.aftercare import ExtensionMarket, Leftovers
+from bot.services.ports.charts import ChartRenderer
 from bot.services.ports.clock import Clock
 from bot.services.ports.delivery import (
     DeliveryLog,
     DeliveryRecord,
     DeliveryStart,
     DeliveryState,
+    FileSharer,
+    FileToShare,
     Poster,
     RateLimited,
     Refused,
@@ -24,6 +27,7 @@ from bot.services.ports.store import Cache, Deliveries, Requests, Store, Version
 
 __all__ = [
     "Cache",
+    "ChartRenderer",
     "ClaimedJob",
     "Clock",
     "Deliveries",
@@ -34,6 +38,8 @@ __all__ = [
     "DeploymentConflict",
     "Deployments",
     "ExtensionMarket",
+    "FileSharer",
+    "FileToShare",
     "GroupDirectory",
     "Hosting",
     "HostingError",

@@ -90,3 +90,24 @@ class Poster(Protocol):
         """The message carrying `key` posted to `channel` (a user id means the DM with
         them) at or after `since`, or None."""
         ...
+
+
+@dataclass(frozen=True)
+class FileToShare:
+    """A file for a thread: `filename` is unique per delivery, so it is how a share whose
+    outcome is unknown is found again (files carry no message metadata)."""
+
+    filename: str
+    title: str
+    content: bytes
+
+
+class FileSharer(Protocol):
+    """The Slack side of sharing a file into a thread (upload, then share), and finding
+    it there again."""
+
+    def share(self, channel: str, thread_ts: str, file: FileToShare) -> None: ...
+
+    def find_shared(self, channel: str, thread_ts: str, filename: str) -> SlackMessage | None:
+        """The message in the thread of `thread_ts` that carries a file named `filename`."""
+        ...
