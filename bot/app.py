@@ -25,7 +25,7 @@ from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.calls import set_call_observer
-from bot.adapters.charts.png import render_png
+from bot.adapters.charts.png import render_png_apart
 from bot.adapters.clock import SystemClock
 from bot.adapters.metrics.prometheus import PrometheusMetrics
 from bot.adapters.metrics.prometheus import render as render_metrics
@@ -131,8 +131,8 @@ def build_services(
     timeout = max(1, round(settings.slack_timeout.total_seconds()))
     poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
     once = OnceOnly(store, poster, clock, settle=settings.delivery_settle, files=poster)
-    # render_png imports matplotlib when it first draws (a job), never when imported.
-    notifications = NotificationService(store, once, clock, approval_channel, render_png)
+    # Charts are drawn in a child process (a job): no bot process ever imports matplotlib.
+    notifications = NotificationService(store, once, clock, approval_channel, render_png_apart)
     jobs = JobRegistry()
     notifications.register(jobs)
     jobs.register(QUOTE, quote_jobs.run_quote)

@@ -5,16 +5,27 @@ megabytes and a fraction of a second to import, which the listeners (and the ser
 process's memory target) must not pay. Only the job that draws a chart, and
 `gpu-bot quote --chart`, ever load it. The object API (Figure + FigureCanvasAgg) is used,
 not pyplot: no global figure state shared between the worker's threads.
+
+The bot's jobs draw with `render_png_apart`: the same drawing in a child process
+(`python -m bot.adapters.charts.png`, the chart as JSON on stdin, the PNG on stdout), so that
+no long-lived process (serve with its in-process worker, a worker) keeps matplotlib's
+~45 MB after drawing one chart. A chart is drawn once per submitted request: the child's
+start (about 3 s, most of it importing matplotlib) is paid in a job, never in an ack.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
+import subprocess
+import sys
 import textwrap
 import threading
+from typing import Any
 
 from bot.domain.comparison import OptionKind
-from bot.domain.cost_chart import CostChart
+from bot.domain.cost_chart import BreakEven, CostChart, CostLine
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # One colour per option, the same in every chart.
@@ -25,6 +36,13 @@ COLOURS = {
     OptionKind.TRAINING_PLAN: "#9467bd",
     OptionKind.ON_DEMAND_RESERVATION: "#8c564b",
 }
+CHILD_TIMEOUT_S = 60.0  # well inside a job's lease (bot/worker.py)
+
+
+class ChartFailed(Exception):
+    """The child process drew no PNG."""
+
+
 # matplotlib's font cache and text layout are not documented as thread-safe.
 _lock = threading.Lock()
 
@@ -90,3 +108,48 @@ def render_png(chart: CostChart) -> bytes:
         out = io.BytesIO()
         figure.savefig(out, format="png")
     return out.getvalue()
+
+
+def render_png_apart(chart: CostChart, timeout: float = CHILD_TIMEOUT_S) -> bytes:
+    """`render_png(chart)`, drawn in a child process that exits afterwards."""
+    argv = [sys.executable, "-m", "bot.adapters.charts.png"]
+    try:
+        # A fixed command line: this interpreter and this module; the chart goes on stdin.
+        done = subprocess.run(  # noqa: S603
+            argv,
+            input=json.dumps(chart_json(chart)).encode(),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ChartFailed(f"drawing the chart took over {timeout:g} s") from exc
+    if done.returncode != 0 or not done.stdout.startswith(PNG_MAGIC):
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        raise ChartFailed(f"the chart process exited {done.returncode}: {lines[-1:]}")
+    return done.stdout
+
+
+def chart_json(chart: CostChart) -> dict[str, Any]:
+    return dataclasses.asdict(chart)
+
+
+def chart_from_json(data: dict[str, Any]) -> CostChart:
+    lines = tuple(
+        CostLine(OptionKind(x["kind"]), x["at_zero"], x["at_full"], x["recommended"])
+        for x in data["lines"]
+    )
+    points = tuple(
+        BreakEven(OptionKind(b["reserved"]), OptionKind(b["against"]), b["utilization"], b["usd"])
+        for b in data["break_evens"]
+    )
+    return CostChart(data["title"], lines, points, data["expected_utilization"])
+
+
+def main() -> None:
+    chart = chart_from_json(json.loads(sys.stdin.buffer.read()))
+    sys.stdout.buffer.write(render_png(chart))
+
+
+if __name__ == "__main__":
+    main()
