@@ -88,7 +88,10 @@ class OnceOnly:
         def find(prior: DeliveryRecord) -> SlackMessage | None:
             return files.find_shared(prior.channel, thread_ts, filename_of(key))
 
-        return self._once(key, channel, share, find) is not None
+        # Paced apart from the channel's messages: a chart follows its card at once
+        # (files.completeUploadExternal has its own, higher rate limit; a 429 still
+        # gives the job back).
+        return self._once(key, channel, share, find, pace=f"files:{channel}") is not None
 
     def _once(
         self,
@@ -96,9 +99,11 @@ class OnceOnly:
         channel: str,
         post: Callable[[], SlackMessage],
         find: Callable[[DeliveryRecord], SlackMessage | None],
+        pace: str | None = None,
     ) -> SlackMessage | None:
         now = self.clock.now()
-        start = self.deliveries.begin_delivery(key, channel, now, self.pace_seconds, False)
+        interval = self.pace_seconds
+        start = self.deliveries.begin_delivery(key, channel, now, interval, False, pace)
         if start.verdict == "sent":
             return None
         if start.verdict == "pending" and start.record is not None:
@@ -110,7 +115,7 @@ class OnceOnly:
                 log.info("%s was posted before an uncertain outcome; not posting again", key)
                 self._record(key, DeliveryState.SENT, prior.channel, found.ts)
                 return None
-            start = self.deliveries.begin_delivery(key, channel, now, self.pace_seconds, True)
+            start = self.deliveries.begin_delivery(key, channel, now, interval, True, pace)
         if start.verdict == "wait":
             wait = timedelta(seconds=start.wait_s)
             raise RetryLater(now + wait, f"pacing posts to {channel}")

@@ -43,11 +43,17 @@ class DeliveriesInRedis(RedisBase):
         )
 
     def begin_delivery(
-        self, key: str, channel: str, now: datetime, interval_s: float, looked: bool
+        self,
+        key: str,
+        channel: str,
+        now: datetime,
+        interval_s: float,
+        looked: bool,
+        pace: str | None = None,
     ) -> DeliveryStart:
         verdict, value = self._lua(
             "begin_delivery.lua",
-            [self.key("delivery", key), self.key("pace", channel)],
+            [self.key("delivery", key), self.key("pace", pace or channel)],
             args=[
                 int(now.timestamp() * 1000),
                 max(int(interval_s * 1000), 1),

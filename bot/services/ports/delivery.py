@@ -41,10 +41,17 @@ class DeliveryStart:
 
 class DeliveryLog(Protocol):
     def begin_delivery(
-        self, key: str, channel: str, now: datetime, interval_s: float, looked: bool
+        self,
+        key: str,
+        channel: str,
+        now: datetime,
+        interval_s: float,
+        looked: bool,
+        pace: str | None = None,
     ) -> DeliveryStart:
         """In one step: the key's state; else the channel's pace; else mark it pending.
-        `looked`: an uncertain earlier post was searched for and not found."""
+        `looked`: an uncertain earlier post was searched for and not found. `pace`: the
+        name the pace is kept under (default: the channel)."""
         ...
 
     def delivery(self, key: str) -> DeliveryRecord | None: ...
