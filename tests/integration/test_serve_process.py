@@ -249,8 +249,13 @@ def test_metrics_of_every_process_move_with_a_scripted_approval(
             assert _post(base, *click) == 200
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
+                # The state is read from Redis; the counters move in the process that saved
+                # it, just after the save: wait for both.
                 after = samples(_scrape(base))
-                if value(after, "gpu_bot_requests", state="payment_pending") == 1:
+                bought = total(after, "gpu_bot_purchases_total") - total(
+                    before, "gpu_bot_purchases_total"
+                )
+                if value(after, "gpu_bot_requests", state="payment_pending") == 1 and bought:
                     break
                 time.sleep(0.1)
         finally:
