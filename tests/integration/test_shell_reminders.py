@@ -9,11 +9,6 @@ from pathlib import Path
 
 from tests.integration.test_shell import run_shell
 
-NOW = datetime.now(UTC)
-START_DAY = (NOW + timedelta(days=14)).date()
-START = datetime(START_DAY.year, START_DAY.month, START_DAY.day, 11, 30, tzinfo=UTC)
-END = START + timedelta(days=3)  # the block bought: 3 days to 11:30 UTC
-NEW_END = END + timedelta(days=1)  # after the one-day extension
 H = timedelta(hours=1)
 MIN = timedelta(minutes=1)
 
@@ -21,8 +16,8 @@ MIN = timedelta(minutes=1)
 class Clock:
     """`clock +Nm` lines reaching moments given as times (the shell starts at real now)."""
 
-    def __init__(self) -> None:
-        self.now = NOW
+    def __init__(self, now: datetime) -> None:
+        self.now = now
 
     def to(self, moment: datetime) -> str:
         minutes = max(math.ceil((moment - self.now) / MIN), 1)
@@ -31,30 +26,38 @@ class Clock:
 
 
 def test_the_whole_life_in_the_shell(tmp_path: Path) -> None:
-    clock = Clock()
+    # Taken when the test runs, not when it is collected: in a full run the shell starts
+    # minutes after collection, and the clock would land past the checkpoint warning's
+    # last useful moment (30 minutes before the end), where it is dropped as too late.
+    now = datetime.now(UTC)
+    start_day = (now + timedelta(days=14)).date()
+    start = datetime(start_day.year, start_day.month, start_day.day, 11, 30, tzinfo=UTC)
+    end = start + timedelta(days=3)  # the block bought: 3 days to 11:30 UTC
+    new_end = end + timedelta(days=1)  # after the one-day extension
+    clock = Clock(now)
     script = [
-        f'/gpu reserve 2x p5.48xlarge 3d from {START_DAY} ec2 reason="load test"',
+        f'/gpu reserve 2x p5.48xlarge 3d from {start_day} ec2 reason="load test"',
         "press 1",  # Submit for approval…
         "",
         "",
         "as alice",
         "press 1",  # Approve
         "y",
-        clock.to(NOW + H),  # payment clears: scheduled
-        clock.to(START - 23 * H),  # the day before the start
-        clock.to(START + 6 * H),  # started: tracking sees it delivered
-        clock.to(END - 24 * H + MIN),  # a day before the end: Extend
+        clock.to(now + H),  # payment clears: scheduled
+        clock.to(start - 23 * H),  # the day before the start
+        clock.to(start + 6 * H),  # started: tracking sees it delivered
+        clock.to(end - 24 * H + MIN),  # a day before the end: Extend
         "as you",
         "press 1",  # Extend
         "as alice",
         "press 1",  # approve the extension
-        clock.to(END - 24 * H + 3 * MIN),
-        clock.to(NEW_END - 24 * H + 3 * MIN),
-        clock.to(NEW_END - 2 * H + 3 * MIN),  # two hours before the new end
-        clock.to(NEW_END - 38 * MIN),  # the checkpoint warning, 40 minutes before the end
+        clock.to(end - 24 * H + 3 * MIN),
+        clock.to(new_end - 24 * H + 3 * MIN),
+        clock.to(new_end - 2 * H + 3 * MIN),  # two hours before the new end
+        clock.to(new_end - 38 * MIN),  # the checkpoint warning, 40 minutes before the end
         "as you",
         "home",
-        clock.to(NEW_END + 2 * 24 * H),  # ended: nothing left, cleaned up
+        clock.to(new_end + 2 * 24 * H),  # ended: nothing left, cleaned up
     ]
     transcript = run_shell("\n".join(script) + "\n", tmp_path)
     assert "starts at *" in transcript and "Launch into the reservation" in transcript
