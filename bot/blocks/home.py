@@ -78,15 +78,16 @@ def endpoint_blocks(endpoints: Sequence[Deployment]) -> list[dict[str, Any]]:
     return [title, body, {"type": "divider"}]
 
 
+_WINDOW_KIND = {"on-demand": "On-Demand", "spot": "Spot"}
+
+
 def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:
     """Each live reservation with its time left and the next reminder."""
     if not live:
         return []
     lines = []
     for item in live[:20]:
-        res = item.record.reservation
-        if res is None:
-            continue
+        w = item.window
         left = human_duration(item.time_left)
         timing = f"ends in {left}" if item.started else f"starts in {left}"
         upcoming = (
@@ -94,9 +95,10 @@ def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:
             if item.next
             else "no more reminders before the end"
         )
+        kind = "" if item.record.reservation else f" ({_WINDOW_KIND.get(w.kind, w.kind)})"
         lines.append(
-            f"*{item.record.id}* {res.instances}x {res.instance_type} "
-            f"{when(res.start)} → {when(res.end)} · *{timing}* · {upcoming}"
+            f"*{item.record.id}* {item.instances}x {item.instance_type}{kind} "
+            f"{when(w.start)} → {when(w.end)} · *{timing}* · {upcoming}"
         )
     title = {"type": "section", "text": {"type": "mrkdwn", "text": "*Your reservations*"}}
     body = {"type": "section", "text": {"type": "mrkdwn", "text": clip("\n".join(lines), 2900)}}

@@ -417,12 +417,16 @@ LIVE = frozenset({State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.EX
 
 @dataclass(frozen=True)
 class LiveReservation:
-    """A person's reservation as App Home shows it."""
+    """A person's reservation (or the window of an On-Demand or Spot request) as App
+    Home shows it."""
 
     record: CapacityRecord
     time_left: timedelta  # until the start when ahead, else until the end
     started: bool
     next: Reminder | None
+    window: Window
+    instances: int
+    instance_type: str
 
 
 def live_reservations(
@@ -431,12 +435,20 @@ def live_reservations(
     before_end: Sequence[timedelta],
     now: datetime,
 ) -> list[LiveReservation]:
-    """The records with a reservation not yet over, soonest end first."""
+    """The records with a reservation (or an On-Demand/Spot window) not yet over,
+    soonest end first."""
     live = []
     for record in records:
         res = record.reservation
-        if res is None or record.state not in LIVE or res.end <= now:
+        window: Window | None = res if res is not None else request_window(record)
+        if window is None or record.state not in LIVE or window.end <= now:
             continue
-        upcoming = next_reminder(record.id, res, before_start, before_end, now)
-        live.append(LiveReservation(record, time_left(res, now), now >= res.start, upcoming))
-    return sorted(live, key=lambda x: x.record.reservation.end if x.record.reservation else now)
+        # On-Demand and Spot get no reminders before the start (see _follow_window).
+        leads = before_start if res is not None else ()
+        upcoming = next_reminder(record.id, window, leads, before_end, now)
+        instances = res.instances if res is not None else record.request.count
+        itype = res.instance_type if res is not None else record.request.instance_type
+        started = now >= window.start
+        left = time_left(window, now)
+        live.append(LiveReservation(record, left, started, upcoming, window, instances, itype))
+    return sorted(live, key=lambda x: x.window.end)

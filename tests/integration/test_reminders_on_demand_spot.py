@@ -118,3 +118,29 @@ def test_cancelling_before_the_window_drops_its_reminders(make_bot, pick: str) -
     walk(bot, record.request.end + 2 * H)
     assert reminder_texts(bot) == []
     assert "cleaned-up" not in audit_actions(bot, record.id)
+
+
+@pytest.mark.parametrize("pick", KINDS)
+def test_app_home_shows_the_window_with_time_left_and_the_next_reminder(
+    make_bot, pick: str
+) -> None:  # type: ignore[no-untyped-def]
+    from tests import slack_payloads as payloads
+
+    bot = make_bot()
+    record = scheduled(bot, pick)
+    start, end = record.request.start, record.request.end
+
+    def home() -> str:
+        bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+        bot.wait()
+        return json.dumps(bot.fake.of("views.publish")[-1].view())
+
+    label = "(On-Demand)" if pick.startswith("on-demand") else "(Spot)"
+    bot.clock.set(start - 2 * H)
+    shown = home()
+    assert "Your reservations" in shown and f"2x p5.48xlarge {label}" in shown
+    assert "starts in 2 h" in shown and "(before-end)" in shown
+    bot.clock.set(end - 3 * H)
+    assert "ends in 3 h" in home()
+    bot.clock.set(end + MIN)
+    assert "Your reservations" not in home()
