@@ -231,7 +231,7 @@ def main() -> int:
     paced = max(args.requests // 5, 100)
     stock_label = "stock Bolt app, /gpu (ack only)"
     help_label = "gpu-bot, /gpu help"
-    reserve_label = "gpu-bot, /gpu reserve (writes, queues a quote)"
+    reserve_label = "gpu-bot, /gpu reserve (hands in a request)"
     stock_paced = f"stock Bolt app, /gpu at {args.rate:.0f}/s"
     reserve_paced = f"gpu-bot, /gpu reserve at {args.rate:.0f}/s"
     # label -> (server, command text, paced?)

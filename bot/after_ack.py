@@ -1,5 +1,6 @@
 """Slow work after the Slack ack: a bounded thread pool that logs failures and can be
-waited on (tests and graceful shutdown use `wait_idle`).
+waited on (tests and graceful shutdown use `wait_idle`), and lanes for work that is
+cheaper done for many items at once (`lane`).
 
 Served over HTTP, work handed off while a request is handled is *held* until its response
 has been written (`hold` / `release`, driven by the WSGI wrapper in bot/server.py): started
@@ -11,13 +12,15 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 OnError = Callable[[Exception], object]
 Task = tuple[Callable[..., Any], OnError | None, tuple[Any, ...], dict[str, Any]]
@@ -37,6 +40,15 @@ class AfterAck:
         self._held_count = 0  # tasks waiting for their response to be sent
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
+        self._lanes: list[Lane[Any]] = []
+
+    def lane(self, flush: Callable[[list[T]], object], name: str, linger: float = 0.0) -> Lane[T]:
+        """A lane whose items `flush` takes in batches, on a thread of its own: what was
+        put while it was busy, or within `linger` seconds of the first item, goes in the
+        next call (a group commit). `wait_idle` and `shutdown` cover it."""
+        lane: Lane[T] = Lane(flush, name, self, linger)
+        self._lanes.append(lane)
+        return lane
 
     def run(
         self,
@@ -119,11 +131,93 @@ class AfterAck:
                 self._idle.notify_all()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Block until no work is queued or running; False on timeout."""
-        with self._lock:
-            return self._idle.wait_for(
-                lambda: not self._pending and not self._held_count, timeout=timeout
-            )
+        """Block until no work is queued or running, in the pool or a lane (whose
+        failures hand work to the pool); False on timeout."""
+        deadline = time.monotonic() + timeout
+        for _ in range(3):  # a lane's failure may queue work for the pool, and so on
+            if not all(lane.wait_idle(deadline - time.monotonic()) for lane in self._lanes):
+                return False
+            with self._lock:
+                if not self._idle.wait_for(
+                    lambda: not self._pending and not self._held_count,
+                    timeout=max(0.0, deadline - time.monotonic()),
+                ):
+                    return False
+            if all(lane.idle() for lane in self._lanes):
+                return True
+        return False
 
     def shutdown(self, wait: bool = True) -> None:
+        for lane in self._lanes:
+            lane.close(wait)
         self._pool.shutdown(wait=wait, cancel_futures=not wait)
+
+
+class Lane(Generic[T]):
+    """Items flushed in batches on one thread: `put` is cheap (no I/O), and under load
+    each call of `flush` takes everything put since the last one, so one round trip
+    serves many requests. A failed flush is logged and each item's `on_error` hears of
+    it (on the pool)."""
+
+    def __init__(
+        self, flush: Callable[[list[T]], object], name: str, pool: AfterAck, linger: float
+    ) -> None:
+        self._flush = flush
+        self._linger = linger
+        self._pool = pool
+        self._items: list[tuple[T, OnError | None]] = []
+        self._busy = False
+        self._closed = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def put(self, item: T, on_error: OnError | None = None) -> None:
+        with self._changed:
+            if self._closed:
+                raise RuntimeError("the lane is closed (the process is stopping)")
+            self._items.append((item, on_error))
+            if not self._busy:
+                self._changed.notify_all()
+
+    def idle(self) -> bool:
+        with self._changed:
+            return not self._items and not self._busy
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: not self._items and not self._busy, timeout=max(0.0, timeout)
+            )
+
+    def close(self, wait: bool = True) -> None:
+        """Flush what is queued (with `wait`), then stop the thread."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        if wait:
+            self._thread.join(timeout=30)
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._items or self._closed)
+                if not self._items:
+                    return
+                self._busy = True  # from here `put` does not wake this thread
+                if self._linger and not self._closed:
+                    # Let the answer that handed the first item in go out, and more
+                    # items arrive, before taking the interpreter for the write.
+                    self._changed.wait(self._linger)
+                batch, self._items = self._items, []
+            try:
+                self._flush([item for item, _ in batch])
+            except Exception as exc:
+                log.exception("%s: could not handle %d item(s)", self._thread.name, len(batch))
+                for _, on_error in batch:
+                    if on_error is not None:
+                        self._pool.run(on_error, exc)
+            finally:
+                with self._changed:
+                    self._busy = False
+                    self._changed.notify_all()

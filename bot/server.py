@@ -32,8 +32,8 @@ from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.adapters.slack.inbound import (
-    MAX_AGE_SECONDS,
     MAX_BODY_BYTES,
+    REPLAY_WINDOW_SECONDS,
     Refusal,
     check_signature,
     read_payload,
@@ -50,8 +50,6 @@ METRICS_PATH = "/metrics"
 # Slack waits 3 s for an ack; what is not answered by then is answered as unavailable.
 ACK_DEADLINE = 2.5
 HEALTH_DEADLINE = 1.0
-# A signature verifies for 5 minutes either side of its timestamp: remember it that long.
-REPLAY_WINDOW_SECONDS = 2 * MAX_AGE_SECONDS + 60
 UNAVAILABLE = (
     ":warning: gpu-bot could not reach its database in time to take this (Slack allows 3 "
     "seconds). It may not have been saved: look with `/gpu status` in a minute and try again."
@@ -98,9 +96,11 @@ def wsgi_app(
     a bearer of `metrics_token` when one is set.
 
     `answered_in_ack` says which signed slash commands are answered wholly in their ack
-    (`/gpu help`): they read no store, change nothing and send nothing anywhere but the
-    ack, so a replay gets the same answer and does nothing else. They skip the replay
-    check and run on the serving thread: with no store to hang on, they need no deadline.
+    (`/gpu help`, and a complete `/gpu reserve`): they read no store before answering and
+    change nothing themselves (what a reserve starts is handed to the intake with the
+    signature, and the intake drops a replay), so a replay gets the same answer and does
+    nothing else. They skip the replay check here and run on the serving thread: with no
+    store to hang on, they need no deadline.
     """
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 

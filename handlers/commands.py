@@ -3,7 +3,7 @@ and fast); anything that touches AWS, Redis or the Web API runs after it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
@@ -38,13 +38,34 @@ MIG_USAGE = (
 # Subcommands answered wholly in their ack: no store read, nothing changed, nothing sent
 # anywhere else (the HTTP front skips their replay check: see bot.server.wsgi_app).
 ANSWERED_IN_ACK = ("", "help", "mig")
+# ...and these, unless they open the form: what they start (a request, a quote) is handed
+# to the intake with the request's signature, which drops a replay there.
+HANDED_IN = ("reserve", "quote")
 
 
-def answered_in_ack(command: Mapping[str, str]) -> bool:
-    """Whether this slash command (its form fields) is answered wholly in its ack."""
-    if command.get("command") != "/gpu":
-        return False
-    return _subcommand(command.get("text") or "")[0] in ANSWERED_IN_ACK
+def answered_in_ack(services: Services) -> Callable[[Mapping[str, str]], bool]:
+    """Whether a slash command (its form fields) is answered wholly in its ack."""
+
+    def check(command: Mapping[str, str]) -> bool:
+        if command.get("command") != "/gpu":
+            return False
+        sub, rest = _subcommand(command.get("text") or "")
+        if sub in ANSWERED_IN_ACK:
+            return True
+        return sub in HANDED_IN and not (sub == "reserve" and _opens_form(services, rest))
+
+    return check
+
+
+def _opens_form(services: Services, rest: str) -> bool:
+    """`/gpu reserve` with pieces missing opens the form (after the ack)."""
+    try:
+        services.quotes.complete(services.quotes.parse(rest))
+    except RequestSyntaxError:
+        return False  # answered in the ack with the mistake
+    except Exception:
+        return True  # the form, or a failure: the listener's usual path either way
+    return False
 
 
 def _subcommand(raw: str) -> tuple[str, str]:
@@ -129,11 +150,12 @@ def _reserve_or_quote(
             return
         after_ack(ack, context, _open_form, services, client, draft, exc.missing)
         return
-    ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
+    # Handed in before the ack (no I/O: the intake stores it a moment later).
     talk = conversation(context)
     about = talk.interaction
     start = services.requests.quote_only if sub == "quote" else services.requests.open
-    talk.later(start, about.user, request, about.response_url)
+    start(about.user, request, about.response_url, delivery=about.delivery, on_error=talk.sorry)
+    ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
 
 
 def _open_form(

@@ -35,6 +35,8 @@ class Interaction:
     message_ts: str | None = None  # the message a button was clicked on
     opened_from: Surface | None = None  # a modal's: where it was opened
     values: tuple[tuple[str, str | None], ...] = ()  # a submitted modal's inputs
+    # The HTTP request's signature (None over Socket Mode): seen again, it is a replay.
+    delivery: str | None = None
 
     @property
     def from_home(self) -> bool:
@@ -66,7 +68,7 @@ def interaction(context: BoltContext) -> Interaction:
     return found
 
 
-def parse(body: dict[str, Any]) -> Interaction | None:
+def parse(body: dict[str, Any], delivery: str | None = None) -> Interaction | None:
     """The interaction in a Slack request body; None when there is nobody to answer."""
     if "command" in body:
         return Interaction(
@@ -75,6 +77,7 @@ def parse(body: dict[str, Any]) -> Interaction | None:
             response_url=body.get("response_url") or None,
             trigger_id=body.get("trigger_id"),
             channel=body.get("channel_id"),
+            delivery=delivery,
         )
     kind = body.get("type")
     if kind == "block_actions":

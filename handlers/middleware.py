@@ -36,7 +36,8 @@ class _Interaction(Middleware):
         retry = req.headers.get("x-slack-retry-num")
         if retry:
             log.info("Slack retry %s of a delivery (%s)", retry[0], context["request_id"])
-        parsed = parse(req.body)
+        signature = req.headers.get("x-slack-signature")
+        parsed = parse(req.body, signature[0] if signature else None)
         if parsed is not None:
             context[INTERACTION] = parsed
             services = self._services

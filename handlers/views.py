@@ -47,7 +47,8 @@ def handle_reserve_form(services: Services, ack: Ack, context: BoltContext) -> N
 
 def open_request(talk: Conversation, services: Services, request: CapacityRequest) -> None:
     talk.show(f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
-    services.requests.open(talk.interaction.user, request, talk.interaction.response_url)
+    about = talk.interaction
+    services.requests.open(about.user, request, about.response_url, on_error=talk.sorry)
 
 
 def handle_submit(services: Services, ack: Ack, context: BoltContext) -> None:

@@ -141,7 +141,7 @@ class BotUnderTest:
                 signing_secret=SECRET,
                 first_sighting=store.first_sighting,
                 metrics=metrics_page(self.services),
-                answered_in_ack=answered_in_ack,
+                answered_in_ack=answered_in_ack(self.services),
             ),
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,

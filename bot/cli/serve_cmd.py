@@ -184,7 +184,7 @@ def run_serve(args: argparse.Namespace) -> int:
             first_sighting=services.store.first_sighting,
             metrics=metrics_page(services),
             metrics_token=_revealed(settings.metrics_token),
-            answered_in_ack=answered_in_ack,
+            answered_in_ack=answered_in_ack(services),
         )
 
     from bot.adapters.metrics.files import process_exited

@@ -60,6 +60,9 @@ MAX_START_AHEAD = timedelta(days=2 * 365)
 
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201d": "\u201d", "\u201e": "\u201d"}
 _CLOSE_QUOTES = {'"', "\u201d", "\u201c"}
+# Looked up for each bare word of every command: sets, not a walk over the enums.
+_ENVIRONMENTS = frozenset(e.value for e in Environment)
+_WORKLOADS = frozenset(w.value for w in Workload)
 _INT = r"[0-9]{1,6}"
 _COUNT_RE = re.compile(rf"(?:(?P<a>{_INT})x|x(?P<b>{_INT}))")
 _DURATION_RE = re.compile(
@@ -123,6 +126,8 @@ def usage() -> str:
 
 def _tokenize(text: str) -> list[str]:
     """Split on whitespace outside double quotes (straight or curly); drop the quotes."""
+    if not any(quote in text for quote in _QUOTES):
+        return text.split()  # the usual command: nothing quoted
     tokens: list[str] = []
     current: list[str] = []
     in_token = False
@@ -369,9 +374,9 @@ def _read_token(b: _Builder, token: str) -> None:
         return
     if lowered == "interruptible":
         b.set("interruptible", True, token)
-    elif lowered in (e.value for e in Environment):
+    elif lowered in _ENVIRONMENTS:
         b.set("environment", Environment(lowered), token)
-    elif lowered in (w.value for w in Workload):
+    elif lowered in _WORKLOADS:
         b.set("workload", Workload(lowered), token)
     elif _COUNT_RE.fullmatch(lowered):
         b.set("count", b.count(lowered, token), token)

@@ -111,6 +111,17 @@ class RequestJob(_Payload):
     request: str
 
 
+class OpenJob(_Payload):
+    """A request asked for with `/gpu reserve` or the form: store it as a draft (its id
+    allocated once per `key`) and queue its quote."""
+
+    key: str
+    user: str
+    request: CapacityRequest
+    asked_at: datetime
+    response_url: str | None = None
+
+
 class QuoteJob(_Payload):
     """Quote a new draft; show the comparison at `response_url`, else by DM."""
 
@@ -126,11 +137,19 @@ class QuoteOnlyJob(_Payload):
     response_url: str | None = None
 
 
+OPEN = JobKind("open", OpenJob)
 QUOTE = JobKind("quote", QuoteJob)
 QUOTE_ONLY = JobKind("quote-only", QuoteOnlyJob)
 NOTIFY = JobKind("notify", RequestJob)
 TIMEOUT = JobKind("timeout", RequestJob)
-REQUEST_FLOW_KINDS: tuple[JobKind[Any], ...] = (QUOTE, QUOTE_ONLY, NOTIFY, TIMEOUT)
+REQUEST_FLOW_KINDS: tuple[JobKind[Any], ...] = (OPEN, QUOTE, QUOTE_ONLY, NOTIFY, TIMEOUT)
+
+
+def open_job(user: str, request: CapacityRequest, now: datetime, response_url: str | None) -> Job:
+    """Each ask is its own job (and, once run, its own request)."""
+    key = uuid.uuid4().hex
+    payload = OpenJob(key=key, user=user, request=request, asked_at=now, response_url=response_url)
+    return OPEN.job(key, now, payload)
 
 
 def quote_job(request_id: str, now: datetime, response_url: str | None) -> Job:

@@ -6,6 +6,7 @@ change is decided again on a fresh read, so concurrent clicks and replicas are s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from bot.domain.approval import SpendingLimits
@@ -17,62 +18,102 @@ from bot.domain.request import CapacityRequest, clean_text
 from bot.domain.request_ids import normalise_id
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.jobs import (
+    OpenJob,
     notify_job,
+    open_job,
     quote_job,
     quote_only_job,
     timeout_job,
     timeout_job_id,
 )
-from bot.services.ports import Clock, Store
+from bot.services.ports import Clock, Intake, JobIntake, Store, VersionConflict
 from bot.services.submissions import RequestError, SubmissionRules
 
 __all__ = ["RequestError", "RequestService"]
+
+OnError = Callable[[Exception], object]
+
+
+def _once_key(delivery: str | None) -> str | None:
+    return f"delivery:{delivery}" if delivery else None
 
 
 class RequestService:
     """The changes people ask for; reading is `RequestQueries`, the quote jobs `QuoteJobs`."""
 
     def __init__(
-        self, store: Store, submissions: SubmissionRules, clock: Clock, limits: SpendingLimits
+        self,
+        store: Store,
+        submissions: SubmissionRules,
+        clock: Clock,
+        limits: SpendingLimits,
+        intake: JobIntake,
     ) -> None:
         self.store = store
+        self.intake = intake
         self.submissions = submissions
         self.clock = clock
         self.limits = limits
 
     def open(
-        self, user: str, request: CapacityRequest, response_url: str | None = None
-    ) -> CapacityRecord:
-        """A new draft, and a job to quote it (AWS calls take seconds: a worker runs it,
-        and a worker that dies leaves the job to another). The comparison goes to
-        `response_url`, or to the requester by DM."""
+        self,
+        user: str,
+        request: CapacityRequest,
+        response_url: str | None = None,
+        *,
+        delivery: str | None = None,
+        on_error: OnError | None = None,
+    ) -> None:
+        """Hand in a new request without waiting for Redis: a worker's `create_draft`
+        stores it and queues its quote (AWS calls take seconds). The comparison goes to
+        `response_url`, or to the requester by DM. A `delivery` (the Slack request's
+        signature) handed in before is a replay: nothing is stored."""
+        job = open_job(user, request, self.clock.now(), response_url)
+        self.intake.put(Intake(job, _once_key(delivery)), on_error)
+
+    def quote_only(
+        self,
+        user: str,
+        request: CapacityRequest,
+        response_url: str | None,
+        *,
+        delivery: str | None = None,
+        on_error: OnError | None = None,
+    ) -> None:
+        """`/gpu quote`: a comparison with nothing stored but the job that makes it."""
+        job = quote_only_job(user, request, self.clock.now(), response_url)
+        self.intake.put(Intake(job, _once_key(delivery)), on_error)
+
+    def create_draft(self, job: OpenJob) -> CapacityRecord | None:
+        """The `open` job: the draft, its audit entry and its quote job in one write.
+        Run again (its worker died), it finds its id taken and leaves the draft as the
+        first run stored it; None then."""
         now = self.clock.now()
         record = CapacityRecord(
-            id=self.store.next_id(),
+            id=self.store.id_for(f"open:{job.key}"),
             state=State.DRAFT,
-            requester=user,
-            created_at=now,
+            requester=job.user,
+            created_at=job.asked_at,
             updated_at=now,
-            request=request,
-            text=render_request(request.draft()),
-            reason=request.reason,
+            request=job.request,
+            text=render_request(job.request.draft()),
+            reason=job.request.reason,
         )
         audit = AuditEntry(
             request_id=record.id,
-            actor=user,
+            actor=job.user,
             action="created",
             from_state=State.DRAFT.value,
             to_state=State.DRAFT.value,
             at=now,
             detail=record.text,
         )
-        # One round trip: the record, its audit entry, the quote job and a worker's wake-up.
-        return self.store.create(record, audit, schedule=[quote_job(record.id, now, response_url)])
-
-    def quote_only(self, user: str, request: CapacityRequest, response_url: str | None) -> None:
-        """`/gpu quote`: a comparison with nothing stored but the job that makes it."""
-        self.store.schedule(quote_only_job(user, request, self.clock.now(), response_url))
-        self.store.wake()
+        try:
+            return self.store.create(
+                record, audit, schedule=[quote_job(record.id, now, job.response_url)]
+            )
+        except VersionConflict:
+            return None
 
     def submit(self, request_id: str, user: str, pick: str, reason: str) -> CapacityRecord:
         """quoted -> pending_approval; the card is posted by the notify job scheduled in

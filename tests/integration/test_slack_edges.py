@@ -23,11 +23,12 @@ from tests.slack_payloads import select, text_input
 
 
 def _keys(bot: BotUnderTest) -> list[str]:
-    """The store's keys, less the signatures the HTTP front remembers against replays."""
+    """The store's keys, less the signatures the HTTP front and the intake remember
+    against replays."""
     store = bot.services.store
-    seen = store.key("seen", "")
+    remembered = (store.key("seen", ""), store.key("once", ""))
     return sorted(
-        k for k in store.redis.scan_iter(match=store.prefix + "*") if not k.startswith(seen)
+        k for k in store.redis.scan_iter(match=store.prefix + "*") if not k.startswith(remembered)
     )
 
 
@@ -381,10 +382,14 @@ def test_a_failure_after_the_ack_is_reported_not_left_hanging(make_bot) -> None:
     def redis_down(*_args: object) -> None:
         raise redis.ConnectionError("Connection refused")
 
-    bot.services.requests.open = redis_down  # type: ignore[method-assign]
+    # The request is stored after the ack (by the intake): that write fails.
+    store = bot.services.store
+    store._lua = redis_down  # type: ignore[method-assign]
     reply, token = bot.command(f"reserve {REQUEST}")
     assert "Comparing options" in reply.body
     bot.services.after_ack.wait_idle(10)
+    del store._lua
+    assert store.for_user(REQUESTER) == []
     (sorry,) = bot.responses(token)
     assert "did not go through" in sorry["text"]
     assert sorry["response_type"] == "ephemeral"

@@ -1,6 +1,8 @@
 """The HTTP front (bot.server.wsgi_app) in process: work a listener hands off waits for
-the answer, commands answered in their ack skip the replay check (and only they), and a
-Bolt app that does not verify signatures itself is still behind the front's check."""
+the answer, commands answered in their ack skip the replay check (and only they: a
+complete `/gpu reserve` or `/gpu quote` is among them, its job handed to the intake, which
+drops replays; see tests/integration/test_intake.py), and a Bolt app that does not verify
+signatures itself is still behind the front's check."""
 
 from __future__ import annotations
 
@@ -13,12 +15,18 @@ import pytest
 from slack_bolt import Ack, App
 from slack_bolt.authorization import AuthorizeResult
 
+from bot.adapters.clock import ManualClock
 from bot.after_ack import AfterAck
+from bot.app import build_services
+from bot.config import load_settings
 from bot.server import wsgi_app
-from handlers.commands import answered_in_ack
+from handlers.commands import answered_in_ack as answered_in_ack_by
 from tests import slack_payloads as payloads
+from tests.factories import NOW
 
 SECRET = "front-test-secret"
+_services = build_services(load_settings(REDIS_URL="memory://"), clock=ManualClock(NOW))
+answered_in_ack = answered_in_ack_by(_services)
 
 
 def _authorize(**_: Any) -> AuthorizeResult:
@@ -124,7 +132,7 @@ def test_only_commands_answered_in_the_ack_skip_the_replay_check() -> None:
             _close(result)
             assert status.startswith("200") and b"answered" in body
     assert sightings == []
-    environ = _environ("reserve 2x p5.48xlarge 3d from tomorrow")
+    environ = _environ("status R1")
     replay = dict(environ, **{"wsgi.input": io.BytesIO(environ["wsgi.input"].getvalue())})
     first = _call(application, environ)
     again = _call(application, replay)
@@ -140,8 +148,12 @@ def test_only_commands_answered_in_the_ack_skip_the_replay_check() -> None:
         ("", True),
         ("  Help  ", True),
         ("mig plan p4d.24xlarge llama=18gbx8", True),
-        ("reserve 2x p5.48xlarge 3d", False),
-        ("quote 2x p5.48xlarge 3d", False),
+        ("reserve 2x p5.48xlarge 3d from tomorrow", True),  # handed to the intake
+        ("quote 2x p5.48xlarge 3d", True),
+        ("quote 2x", True),  # answered with what is missing
+        ("reserve 2x p5.48xlarge to mars", True),  # answered with the mistake
+        ("reserve 2x p5.48xlarge", False),  # opens the form after the ack
+        ("reserve", False),
         ("status R1", False),
         ("list", False),
         ("cancel R1", False),

@@ -21,6 +21,8 @@ from urllib.parse import parse_qs
 MAX_BODY_BYTES = 1_000_000
 # Slack refuses requests older than five minutes; Bolt does the same.
 MAX_AGE_SECONDS = 300
+# A signature verifies for 5 minutes either side of its timestamp: remember it that long.
+REPLAY_WINDOW_SECONDS = 2 * MAX_AGE_SECONDS + 60
 # Slack's payloads nest about 10 deep (view -> blocks -> element -> options -> text).
 MAX_DEPTH = 40
 

@@ -1,5 +1,5 @@
 """Scheduled jobs in Redis: a due-time sorted set, leases with tokens, a dead-letter hash.
-claim.lua, release.lua and extend.lua keep each step atomic."""
+claim.lua, release.lua, extend.lua and intake.lua keep each step atomic."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from bot.adapters.slack.inbound import REPLAY_WINDOW_SECONDS
 from bot.adapters.store.base import RedisBase, epoch
-from bot.services.ports import ClaimedJob, Job
+from bot.services.ports import ClaimedJob, Intake, Job
 
 # Blocking reads stay under the client's 5 s socket timeout.
 MAX_BLOCK_SECONDS = 4.0
@@ -49,6 +50,20 @@ class JobQueueInRedis(RedisBase):
                 pipe.execute()
         pipe.execute()
         return count
+
+    def schedule_once(
+        self, items: Sequence[Intake], remember_seconds: int = REPLAY_WINDOW_SECONDS
+    ) -> int:
+        """Schedule each job unless its once-key was seen in the last `remember_seconds`
+        (a replay), and wake a worker, in one round trip; how many were scheduled."""
+        if not items:
+            return 0
+        args: list[Any] = [remember_seconds, self.key("once", "")]
+        for item in items:
+            job = item.job
+            args += [item.once_key or "", job.id, epoch(job.due), encode_job(job.kind, job.payload)]
+        keys = [self.key("due"), self.key("jobs"), self.key("wake")]
+        return int(self._lua("intake.lua", keys, args))
 
     def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:
         """Lease up to `limit` jobs due at `now` (oldest due first) until `now + lease`."""

@@ -21,6 +21,7 @@ Follower = Callable[[CapacityRecord | None, CapacityRecord], tuple[Sequence[Job]
 # Told of each request written: (old record or None when created, the stored record).
 Saved = Callable[[CapacityRecord | None, CapacityRecord], None]
 log = logging.getLogger(__name__)
+ID_FOR_SECONDS = 7 * 24 * 3600  # longer than any job is retried
 
 
 class RequestsInRedis(RedisBase):
@@ -61,6 +62,11 @@ class RequestsInRedis(RedisBase):
 
     def next_id(self) -> str:
         return f"R{int(self.redis.incr(self.key('seq')))}"
+
+    def id_for(self, key: str) -> str:
+        """A new id for `key` the first time, the same one for a week after."""
+        keys = [self.key("id-for", key), self.key("seq")]
+        return str(self._lua("id_for.lua", keys, [ID_FOR_SECONDS]))
 
     def get(self, request_id: str) -> CapacityRecord | None:
         doc = self.redis.hget(self.key("req", request_id), "doc")

@@ -18,7 +18,7 @@ from bot.services.ports.delivery import (
 )
 from bot.services.ports.deployments import DeploymentConflict, Deployments
 from bot.services.ports.hosting import Hosting, HostingError, Resource
-from bot.services.ports.jobs import ClaimedJob, Job, JobQueue
+from bot.services.ports.jobs import ClaimedJob, Intake, Job, JobIntake, JobQueue
 from bot.services.ports.market import MarketData, PriceCache
 from bot.services.ports.metrics import Metrics, NoMetrics, StoreCounts
 from bot.services.ports.people import GroupDirectory, Notifier
@@ -43,7 +43,9 @@ __all__ = [
     "GroupDirectory",
     "Hosting",
     "HostingError",
+    "Intake",
     "Job",
+    "JobIntake",
     "JobQueue",
     "Leftovers",
     "MarketData",

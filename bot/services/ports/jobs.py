@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -32,6 +32,23 @@ class ClaimedJob:
     attempt: int = 0
 
 
+@dataclass(frozen=True)
+class Intake:
+    """A job handed in while answering Slack, stored once per delivery: a `once_key`
+    (the Slack request's signature) seen before is a replay, and its job is dropped."""
+
+    job: Job
+    once_key: str | None = None
+
+
+class JobIntake(Protocol):
+    """Where listeners hand in jobs without waiting for Redis: `put` only queues; the
+    jobs are stored shortly after, many per round trip (see `AfterAck.lane`). A failure
+    to store reaches `on_error`."""
+
+    def put(self, item: Intake, on_error: Callable[[Exception], object] | None = None) -> None: ...
+
+
 class JobQueue(Protocol):
     """Due jobs, claimed with a lease so a job whose worker dies comes back. Releasing
     a lease (ack, retry, bury) or extending it needs the claim's token: a worker whose
@@ -41,6 +58,11 @@ class JobQueue(Protocol):
 
     def schedule_many(self, jobs: Iterable[Job], chunk: int = 1000) -> int:
         """`schedule` for many jobs, in few round trips; how many were scheduled."""
+        ...
+
+    def schedule_once(self, items: Sequence[Intake]) -> int:
+        """Schedule each job unless its `once_key` was seen within the replay window,
+        and wake a worker, in one round trip; how many were scheduled."""
         ...
 
     def claim_due(self, now: datetime, lease: timedelta, limit: int = 10) -> list[ClaimedJob]:

@@ -34,6 +34,11 @@ class Requests(Protocol):
 
     def next_id(self) -> str: ...
 
+    def id_for(self, key: str) -> str:
+        """A new request id for `key` the first time; the same id for the same key after
+        (a job that creates a request, run again, reuses its id)."""
+        ...
+
     def get(self, request_id: str) -> CapacityRecord | None: ...
 
     def create(
