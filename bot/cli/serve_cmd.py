@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import logging
 import os
 import shutil
@@ -134,6 +135,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
         services = build_services(settings)
         app = build_app(services, request_verification=request_verification)
+        # What start-up built lives as long as the process: out of the collector's sight,
+        # a full collection takes microseconds instead of pausing every request ~70 ms.
+        gc.collect()
+        gc.freeze()
         if not args.no_worker:
             stop = threading.Event()
             worker = Worker(services, concurrency=args.concurrency, grace=JOB_GRACE_SECONDS)
