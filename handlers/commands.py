@@ -3,6 +3,8 @@ and fast); anything that touches AWS, Redis or the Web API runs after it."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,7 +21,7 @@ from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
 from bot.domain.mig import ModelError, UnknownProfile, check_layout, parse_model, plan_layout
-from bot.domain.request import IncompleteRequest, RequestDraft
+from bot.domain.request import CapacityRequest, IncompleteRequest, RequestDraft
 from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
@@ -60,12 +62,35 @@ def answered_in_ack(services: Services) -> Callable[[Mapping[str, str]], bool]:
 def _opens_form(services: Services, rest: str) -> bool:
     """`/gpu reserve` with pieces missing opens the form (after the ack)."""
     try:
-        services.quotes.complete(services.quotes.parse(rest))
+        request = services.quotes.complete(services.quotes.parse(rest))
     except RequestSyntaxError:
         return False  # answered in the ack with the mistake
     except Exception:
         return True  # the form, or a failure: the listener's usual path either way
+    _parsed.keep(rest, request)
     return False
+
+
+class _ParsedOnThisThread(threading.local):
+    """The request the front's check (`answered_in_ack`) parsed, for the listener that
+    runs next on the same thread (the serving thread, for a command answered in its
+    ack): parsed once per command. Taken once, and only within a second."""
+
+    text: str | None = None
+    request: CapacityRequest | None = None
+    at = 0.0
+
+    def keep(self, text: str, request: CapacityRequest) -> None:
+        self.text, self.request, self.at = text, request, time.monotonic()
+
+    def take(self, text: str) -> CapacityRequest | None:
+        fresh = self.text == text and time.monotonic() - self.at < 1.0
+        request = self.request if fresh else None
+        self.text, self.request = None, None
+        return request
+
+
+_parsed = _ParsedOnThisThread()
 
 
 def _subcommand(raw: str) -> tuple[str, str]:
@@ -131,9 +156,12 @@ def _reserve_or_quote(
     sub: str,
     rest: str,
 ) -> None:
+    draft = RequestDraft()
     try:
-        draft = services.quotes.parse(rest)
-        request = services.quotes.complete(draft)
+        request = _parsed.take(rest)
+        if request is None:
+            draft = services.quotes.parse(rest)
+            request = services.quotes.complete(draft)
     except RequestSyntaxError as exc:
         example = example_request(services.clock.now())
         ack(

@@ -4,7 +4,7 @@ the payload read once into an `Interaction` with its `Conversation` for the list
 from __future__ import annotations
 
 import logging
-import os
+import random
 from collections.abc import Callable
 
 from slack_bolt import App, BoltRequest, BoltResponse
@@ -32,7 +32,7 @@ class _Interaction(Middleware):
         self, *, req: BoltRequest, resp: BoltResponse, next: Callable[[], BoltResponse]
     ) -> BoltResponse | None:
         context = req.context
-        context["request_id"] = os.urandom(4).hex()
+        context["request_id"] = f"{random.getrandbits(32):08x}"  # no system call in the ack path
         retry = req.headers.get("x-slack-retry-num")
         if retry:
             log.info("Slack retry %s of a delivery (%s)", retry[0], context["request_id"])

@@ -15,7 +15,7 @@ attempt, retried with backoff.
 
 from __future__ import annotations
 
-import uuid
+import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -98,6 +98,13 @@ class JobRegistry:
         return entry.handler(entry.kind.payload.model_validate(payload))
 
 
+def occurrence_key() -> str:
+    """A key for a job that is its own occurrence (each ask). An id, not a secret: from
+    the interpreter's generator (reseeded in each forked process), since a system call
+    in the ack path would hand the interpreter to another thread."""
+    return f"{random.getrandbits(128):032x}"
+
+
 # --- the request flow's kinds ---------------------------------------------------------
 
 
@@ -147,7 +154,7 @@ REQUEST_FLOW_KINDS: tuple[JobKind[Any], ...] = (OPEN, QUOTE, QUOTE_ONLY, NOTIFY,
 
 def open_job(user: str, request: CapacityRequest, now: datetime, response_url: str | None) -> Job:
     """Each ask is its own job (and, once run, its own request)."""
-    key = uuid.uuid4().hex
+    key = occurrence_key()
     payload = OpenJob(key=key, user=user, request=request, asked_at=now, response_url=response_url)
     return OPEN.job(key, now, payload)
 
@@ -175,7 +182,7 @@ def quote_only_job(
 ) -> Job:
     """Each ask is its own job."""
     payload = QuoteOnlyJob(user=user, request=request, response_url=response_url)
-    return QUOTE_ONLY.job(uuid.uuid4().hex, now, payload)
+    return QUOTE_ONLY.job(occurrence_key(), now, payload)
 
 
 # --- purchasing's kinds ---------------------------------------------------------------

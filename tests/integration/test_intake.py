@@ -177,3 +177,22 @@ def _request() -> CapacityRequest:
 
     services = build_services(load_settings(REDIS_URL="memory://"), clock=ManualClock(NOW))
     return services.quotes.complete(services.quotes.parse(RESERVE.removeprefix("reserve ")))
+
+
+def test_a_handed_in_reserve_is_parsed_once(make_bot, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    quotes = bot.services.quotes
+    parse = quotes.parse
+    texts: list[str] = []
+
+    def counted(text: str) -> Any:
+        texts.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(quotes, "parse", counted)
+    reply, _token = bot.command(RESERVE)
+    assert "Comparing options" in reply.body
+    assert texts == [RESERVE.removeprefix("reserve ")]  # by the front's check, not again
+    bot.command("reserve 2x p5.48xlarge")  # opens the form: parsed by the listener too
+    assert len(texts) == 3
+    bot.wait()
