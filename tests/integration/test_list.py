@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from typing import Any
 
 from bot.domain.audit import AuditEntry
@@ -16,7 +17,7 @@ from tests.slack_harness import APPROVER, REQUESTER, BotUnderTest
 def _store_requests(bot: BotUnderTest, count: int, state: State = State.QUOTED) -> None:
     """`count` requests made in the same second, as a busy minute of the bot would."""
     for _ in range(count):
-        request_id = bot.services.store.next_id()
+        request_id = bot.services.store.id_for(f"test-list:{uuid.uuid4().hex}")
         record = make_record(request_id, state=state, requester=REQUESTER, created_at=NOW)
         entry = AuditEntry(request_id, REQUESTER, "created", state.value, state.value, NOW)
         bot.services.store.create(record, entry)

@@ -60,9 +60,6 @@ class RequestsInRedis(RedisBase):
             cancelled += [job for job in fewer if job not in {j.id for j in jobs}]
         return jobs, cancelled
 
-    def next_id(self) -> str:
-        return f"R{int(self.redis.incr(self.key('seq')))}"
-
     def id_for(self, key: str) -> str:
         """A new id for `key` the first time, the same one for a week after."""
         keys = [self.key("id-for", key), self.key("seq")]

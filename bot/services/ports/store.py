@@ -32,8 +32,6 @@ class Requests(Protocol):
     version.
     """
 
-    def next_id(self) -> str: ...
-
     def id_for(self, key: str) -> str:
         """A new request id for `key` the first time; the same id for the same key after
         (a job that creates a request, run again, reuses its id)."""
