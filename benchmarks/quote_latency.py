@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from aws_sandbox import SandboxMarket
 from bot.adapters.aws.market import AwsMarket
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.domain.catalog import default_catalog
 from bot.domain.grammar import parse_request

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import botocore.endpoint
 import pytest
 import redis
 
@@ -20,6 +21,26 @@ from bot.adapters.store import RedisStore
 from bot.adapters.store.connect import open_redis
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+
+
+class RetryPauses(list[float]):
+    """The pauses botocore's retry handler asked for between attempts."""
+
+
+@pytest.fixture(autouse=True)
+def sdk_retry_pauses(monkeypatch: pytest.MonkeyPatch) -> RetryPauses:
+    """botocore's retries run as they would live (the sandbox answers inside its retry
+    loop), but the backoff between attempts is recorded rather than slept: botocore's
+    endpoint sleeps through `time.sleep` and nothing else of `time`."""
+    pauses = RetryPauses()
+
+    class _Time:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            pauses.append(seconds)
+
+    monkeypatch.setattr(botocore.endpoint, "time", _Time)
+    return pauses
 
 
 def free_port() -> int:

@@ -156,7 +156,7 @@ def run_reservations(args: argparse.Namespace) -> int:
     settings, store = _store()
     clock = SystemClock()
     if settings.sandbox:
-        from bot.adapters.aws.sandbox.redis_store import StoredClock
+        from aws_sandbox.redis_store import StoredClock
 
         clock = StoredClock(store.redis, store.prefix.strip("{}"))  # type: ignore[assignment]
     accounts = make_accounts(settings, clock, store)

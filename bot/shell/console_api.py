@@ -19,7 +19,7 @@ from typing import Any
 
 from slack_bolt import App, BoltRequest
 
-from bot.adapters.aws.sandbox.redis_store import StoredClock
+from aws_sandbox.redis_store import StoredClock
 from bot.adapters.slack.local_api import Call, LocalSlackApi
 from bot.adapters.store import open_store
 from bot.app import DEFAULT_APPROVAL_CHANNEL, Wiring, build_app, build_services

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
+from aws_sandbox import SandboxMarket
 from bot.adapters.aws.market import AwsClients, AwsMarket, PriceUnavailable
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
 from bot.domain.catalog import default_catalog

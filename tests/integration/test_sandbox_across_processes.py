@@ -7,7 +7,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from aws_sandbox import SandboxMarket
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 
 NOW = datetime(2026, 3, 2, 11, 30, tzinfo=UTC)
@@ -15,7 +16,8 @@ NOW = datetime(2026, 3, 2, 11, 30, tzinfo=UTC)
 BUYER = """
 import json, sys
 from datetime import datetime
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from aws_sandbox import SandboxMarket
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 
 now, block_id, plan_id = sys.argv[1:4]

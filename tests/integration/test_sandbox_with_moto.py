@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from moto import mock_aws
 
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from aws_sandbox import SandboxMarket
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 
 NOW = datetime(2026, 3, 2, 11, 30, tzinfo=UTC)

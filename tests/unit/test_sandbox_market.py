@@ -14,18 +14,18 @@ import botocore.session
 import pytest
 from botocore.exceptions import ClientError, ParamValidationError
 
-from bot.adapters.aws.sandbox import (
+from aws_sandbox import (
     DEFAULT_ZONES,
     InMemoryMarketStore,
     SandboxMarket,
     SandboxResponseError,
     install_sandbox,
-    sandbox_clients,
     validate_response,
 )
-from bot.adapters.aws.sandbox.offering_ids import BadOfferingId
-from bot.adapters.aws.sandbox.offers import BlockOffer, PlanOffer, PlanPart
-from bot.adapters.aws.sandbox.zones import zone_id
+from aws_sandbox.offering_ids import BadOfferingId
+from aws_sandbox.offers import BlockOffer, PlanOffer, PlanPart
+from aws_sandbox.zones import zone_id
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.domain.catalog import default_catalog
 
@@ -252,18 +252,34 @@ def test_throttling_the_capacity_block_search(clients: Any, market: SandboxMarke
     assert clients.sagemaker.search_training_plan_offerings(**PLAN_SEARCH)
 
 
-def test_throttling_any_call(clients: Any, market: SandboxMarket) -> None:
+def test_throttling_goes_through_the_clients_own_retries(
+    clients: Any, market: SandboxMarket, sdk_retry_pauses: list[float]
+) -> None:
+    # Fewer throttles than the client's attempts: botocore retries (with backoff) and
+    # the call succeeds, saying how many times it was re-sent.
     market.conditions.throttle(3)
-    with pytest.raises(ClientError) as exc:
-        clients.sagemaker.search_training_plan_offerings(**PLAN_SEARCH)
-    assert code_of(exc) == "ThrottlingException"
-    with pytest.raises(ClientError) as exc:
-        clients.ec2.describe_capacity_blocks()
-    assert code_of(exc) == "RequestLimitExceeded"
-    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
-    with pytest.raises(ClientError) as exc:
-        clients.pricing.get_products(ServiceCode="AmazonEC2")
-    assert code_of(exc) == "ThrottlingException"
+    answer = clients.sagemaker.search_training_plan_offerings(**PLAN_SEARCH)
+    assert answer["ResponseMetadata"]["RetryAttempts"] == 3
+    assert len(sdk_retry_pauses) == 3
+    # More than its five attempts: the throttle reaches the caller, in each service's words
+    # (EC2's with HTTP 503).
+    calls = {
+        "sagemaker": lambda: clients.sagemaker.search_training_plan_offerings(**PLAN_SEARCH),
+        "ec2": lambda: clients.ec2.describe_capacity_blocks(),
+        "pricing": lambda: clients.pricing.get_products(ServiceCode="AmazonEC2"),
+    }
+    seen = {}
+    for service, call in calls.items():
+        market.conditions.throttle(5)
+        with pytest.raises(ClientError) as exc:
+            call()
+        meta = exc.value.response["ResponseMetadata"]
+        seen[service] = (code_of(exc), meta["HTTPStatusCode"], meta["RetryAttempts"])
+    assert seen == {
+        "sagemaker": ("ThrottlingException", 400, 4),
+        "ec2": ("RequestLimitExceeded", 503, 4),
+        "pricing": ("ThrottlingException", 400, 4),
+    }
     assert clients.ec2.describe_capacity_blocks()["CapacityBlocks"] == []
 
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from aws_sandbox import SandboxMarket
 from bot.adapters.aws.market import AwsClients
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.domain.catalog import PriceKind, default_catalog
 

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import redis
 
-from bot.adapters.aws.clients import live_client
+from bot.adapters.aws.clients import RETRIES, live_client, session_clients
 from bot.adapters.aws.market import AwsClients
-from bot.domain.market import Origin
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.services.ports import Clock
 
 if TYPE_CHECKING:
-    from bot.adapters.aws.sandbox import SandboxMarket
+    from aws_sandbox import SandboxMarket
 
 # Refresh assumed-role credentials this long before AWS says they expire.
 REFRESH_MARGIN = timedelta(minutes=5)
@@ -127,12 +126,7 @@ def live_accounts(roles: Mapping[str, str], default: str, clock: Clock) -> Accou
                     aws_secret_access_key=creds["SecretAccessKey"],
                     aws_session_token=creds["SessionToken"],
                 )
-            return AwsClients(
-                ec2=live_client(session, "ec2", region),
-                sagemaker=live_client(session, "sagemaker", region),
-                pricing=live_client(session, "pricing", "us-east-1"),
-                origin=Origin.LIVE,
-            )
+            return session_clients(session, region)
 
     return AccountClients(roles, default, make, AssumedRoles(sts, clock))
 
@@ -152,7 +146,8 @@ class SandboxAccounts(AccountClients):
         markets: Mapping[str, SandboxMarket] | None = None,
     ) -> None:
         """`markets`: account id -> a market to use for it (tests bring their own)."""
-        from bot.adapters.aws.sandbox import SANDBOX_ACCOUNT_ID, sandbox_client, sandbox_clients
+        from aws_sandbox import SANDBOX_ACCOUNT_ID, sandbox_client
+        from bot.adapters.aws.sandboxed import sandbox_clients
 
         self._clock = clock
         self._redis = client
@@ -165,14 +160,14 @@ class SandboxAccounts(AccountClients):
             return sandbox_clients(self.market_for_id(role.split(":")[4] if role else own), region)
 
         def sts() -> Any:
-            return sandbox_client(self.market_for_id(own), "sts", "us-east-1")
+            return sandbox_client(self.market_for_id(own), "sts", "us-east-1", RETRIES)
 
         super().__init__(roles, default, make, AssumedRoles(sts, clock))
         self._own = own
 
     def market_for_id(self, account_id: str) -> SandboxMarket:
-        from bot.adapters.aws.sandbox import InMemoryMarketStore, SandboxMarket
-        from bot.adapters.aws.sandbox.redis_store import RedisMarketStore
+        from aws_sandbox import InMemoryMarketStore, SandboxMarket
+        from aws_sandbox.redis_store import RedisMarketStore
 
         with self._markets_lock:
             if account_id not in self._markets:

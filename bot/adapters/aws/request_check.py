@@ -15,7 +15,7 @@ import botocore.session
 from botocore.model import ServiceModel
 from botocore.validate import ParamValidator
 
-from bot.adapters.aws.sandbox.shapes import request_violations
+from aws_sandbox.shapes import request_violations
 
 
 @cache

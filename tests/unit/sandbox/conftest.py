@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.adapters.aws.sandbox import SandboxMarket
+from aws_sandbox import SandboxMarket
 from bot.adapters.clock import ManualClock
 
 NOW = datetime(2026, 3, 2, 11, 30, tzinfo=UTC)

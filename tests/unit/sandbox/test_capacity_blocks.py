@@ -10,7 +10,8 @@ from botocore.exceptions import ClientError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from aws_sandbox import SandboxMarket
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.domain.offering_rules import capacity_block_duration_valid
 from tests.unit.sandbox.conftest import DAY, NOW

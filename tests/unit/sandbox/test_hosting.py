@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
-from bot.adapters.aws.sandbox.hosting import DEMO_MODELS
+from aws_sandbox import SandboxMarket
+from aws_sandbox.hosting import DEMO_MODELS
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.domain.mig import RECOMMENDED_AMI
 
@@ -140,7 +141,7 @@ def test_a_config_on_an_active_plan_is_stored_as_sent(sm: Any, clock: ManualCloc
         ({"InstanceType": "ml.p5.48xlarge"}, "reserves ml.p4d.24xlarge"),
         (
             {"AcceleratorPartitionLayouts": [{"AcceleratorPartitionTypes": ["mig-4g.20gb"] * 2}]},
-            "at most 1 fit",
+            "do not fit together",
         ),
         (
             {"AcceleratorPartitionLayouts": [{"AcceleratorPartitionTypes": ["mig-1g.5gb"]}] * 2},

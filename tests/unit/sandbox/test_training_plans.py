@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+from aws_sandbox import SandboxMarket
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from tests.unit.sandbox.conftest import DAY, NOW
 

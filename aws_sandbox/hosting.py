@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import SandboxError, sagemaker_invalid
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.store import Record
-from bot.adapters.aws.sandbox.training_plans import TrainingPlans
-from bot.domain.catalog import InstanceType, UnknownInstanceType
-from bot.domain.mig import UnknownProfile, check_layout
-from bot.domain.mig.profiles import FAMILIES, normalize_profile_name
+from aws_sandbox.errors import SandboxError, sagemaker_invalid
+from aws_sandbox.mig import driver_too_old, layout_problem
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.store import Record
+from aws_sandbox.training_plans import TrainingPlans
+from aws_sandbox.world import InstanceSpec
 
 MODEL, CONFIG, ENDPOINT, COMPONENT = "model", "endpoint-config", "endpoint", "inference-component"
 _NOUN = {
@@ -215,7 +214,7 @@ class Hosting:
             self._check_reservation(variant, instance, reservation["MlReservationArn"], region)
 
     def _check_layouts(
-        self, variant: Mapping[str, Any], instance: InstanceType | None, layouts: list[Any]
+        self, variant: Mapping[str, Any], instance: InstanceSpec | None, layouts: list[Any]
     ) -> None:
         name = variant["VariantName"]
         if variant.get("ModelName"):
@@ -233,24 +232,16 @@ class Hosting:
                 f"Variant {name}: give exactly one accelerator partition layout; it applies "
                 "to every accelerator of the instance."
             )
-        if instance is None:
+        if instance is None or instance.gpu is None:
             raise sagemaker_invalid(f"Variant {name}: this instance type has no MIG partitions.")
-        try:
-            check = check_layout(
-                instance,
-                layouts[0]["AcceleratorPartitionTypes"],
-                ami=variant.get("InferenceAmiVersion"),
-            )
-        except UnknownProfile as error:
-            raise sagemaker_invalid(f"Variant {name}: {error}.") from None
         # A driver too old for a profile is not refused here: the endpoint fails later,
         # with a reason that does not name the profile (the source article's P4d story).
-        problems = [e for e in check.errors if "driver" not in e]
-        if problems:
-            raise sagemaker_invalid(f"Variant {name}: {'; '.join(problems)}.")
+        problem = layout_problem(instance.gpu, layouts[0]["AcceleratorPartitionTypes"])
+        if problem is not None:
+            raise sagemaker_invalid(f"Variant {name}: {problem}.")
 
     def _check_reservation(
-        self, variant: Mapping[str, Any], instance: InstanceType | None, arn: str, region: str
+        self, variant: Mapping[str, Any], instance: InstanceSpec | None, arn: str, region: str
     ) -> None:
         plan = self._plan(arn, region)
         if plan is None:
@@ -482,8 +473,8 @@ class Hosting:
                     f"AcceleratorPartitionType {partition} is not in the endpoint's layout "
                     f"({', '.join(types)})."
                 )
-            check = check_layout(instance, types, instance_count=count)
-            total = check.partitions_by_profile().get(partition, 0)
+            # One copy per partition; the layout is applied to every GPU of every instance.
+            total = types.count(partition) * instance.accelerators * count
             taken = sum(
                 c["copies"]
                 for c in others
@@ -502,7 +493,7 @@ class Hosting:
                 "AcceleratorPartitionType."
             )
         if instance is not None and devices:
-            total = instance.gpus * count
+            total = instance.accelerators * count
             taken = sum(
                 c["copies"] * int(c["needs"].get("NumberOfAcceleratorDevicesRequired") or 0)
                 for c in others
@@ -569,11 +560,19 @@ class Hosting:
     # --- placed by hand (tests, the shell) ---------------------------------------------------
 
     def place_endpoint(
-        self, region: str, name: str, plan_arn: str, instance_type: str, components: int = 0
+        self,
+        region: str,
+        name: str,
+        plan_arn: str,
+        instance_type: str,
+        components: int = 0,
+        tags: Mapping[str, str] | None = None,
     ) -> None:
-        """An endpoint someone launched outside the bot, already in service, with its
-        config `NAME-config` and `components` inference components: no rule is checked."""
+        """An endpoint launched outside the bot, already in service, with its config
+        `NAME-config` and `components` inference components, each carrying `tags`: no
+        rule is checked."""
         now = self._m.clock.now().isoformat()
+        tagged = {"Tags": [{"Key": k, "Value": v} for k, v in dict(tags or {}).items()]}
         variant = {
             "VariantName": "AllTraffic",
             "InstanceType": f"ml.{instance_type.removeprefix('ml.')}",
@@ -584,15 +583,15 @@ class Hosting:
             },
         }
         config = f"{name}-config"
-        self._insert(CONFIG, region, config, self._new(CONFIG, region, config, {}) | {
+        self._insert(CONFIG, region, config, self._new(CONFIG, region, config, tagged) | {
             "variants": [variant], "role": None})  # fmt: skip
-        self._insert(ENDPOINT, region, name, self._new(ENDPOINT, region, name, {}) | {
+        self._insert(ENDPOINT, region, name, self._new(ENDPOINT, region, name, tagged) | {
             "config": config, "variants": [variant], "ready": now, "failure": None})  # fmt: skip
         endpoint_arn = self._find(ENDPOINT, region, name)
         assert endpoint_arn is not None
         for n in range(components):
             ic = f"{name}-ic-{n + 1}"
-            self._insert(COMPONENT, region, ic, self._new(COMPONENT, region, ic, {}) | {
+            self._insert(COMPONENT, region, ic, self._new(COMPONENT, region, ic, tagged) | {
                 "endpoint": name, "endpoint_arn": endpoint_arn.record["arn"],
                 "variant": "AllTraffic", "model": "placed", "copies": 1, "ready": now,
                 "needs": {"MinMemoryRequiredInMb": 1024}})  # fmt: skip
@@ -687,11 +686,8 @@ class Hosting:
         except SandboxError:
             return None
 
-    def _instance(self, name: object) -> InstanceType | None:
-        try:
-            return self._m.catalog.instance(str(name)) if name else None
-        except UnknownInstanceType:
-            return None
+    def _instance(self, name: object) -> InstanceSpec | None:
+        return self._m.world.spec(name)
 
     def _page(
         self, rows: list[dict[str, Any]], params: Mapping[str, Any], key: str, name_key: str
@@ -714,22 +710,17 @@ class Hosting:
 
 
 def _provisioning_failure(
-    variants: list[dict[str, Any]], instance_of: Callable[[object], InstanceType | None]
+    variants: list[dict[str, Any]], instance_of: Callable[[object], InstanceSpec | None]
 ) -> str | None:
     """Why an endpoint of these variants fails while provisioning, as AWS would say it:
     a MIG profile newer than the image's driver fails without naming the profile."""
     for v in variants:
         layouts = v.get("AcceleratorPartitionLayouts") or []
         instance = instance_of(v.get("InstanceType"))
-        if not layouts or instance is None or not instance.mig_family:
+        if not layouts or instance is None or instance.gpu is None:
             continue
-        family = FAMILIES[instance.mig_family]
-        check = check_layout(
-            instance, layouts[0]["AcceleratorPartitionTypes"], ami=v.get("InferenceAmiVersion")
-        )
-        if any("driver" in e for e in check.errors):
-            names = [normalize_profile_name(t) for t in layouts[0]["AcceleratorPartitionTypes"]]
-            assert all(family.profile(n) for n in names)
+        types = layouts[0]["AcceleratorPartitionTypes"]
+        if driver_too_old(instance.gpu, types, v.get("InferenceAmiVersion")):
             return (
                 "Unable to configure GPU partitions on the instance: the accelerator "
                 "partition layout could not be applied."

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from botocore.utils import parse_to_aware_datetime
 
-from bot.domain.offering_rules import capacity_block_end
+from aws_sandbox.rules import block_end_on
 
 
 def parse_time(value: object) -> datetime:
@@ -17,7 +17,7 @@ def parse_time(value: object) -> datetime:
 
 def next_boundary(moment: datetime) -> datetime:
     """The first 11:30 UTC at or after `moment`: where reserved capacity starts and ends."""
-    same_day = capacity_block_end(moment)
+    same_day = block_end_on(moment)
     return same_day if same_day >= moment else same_day + timedelta(days=1)
 
 

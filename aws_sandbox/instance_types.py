@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import ec2_bad_token, ec2_dry_run, ec2_invalid
-from bot.adapters.aws.sandbox.filters import ec2_filter
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.zones import zone_id
+from aws_sandbox.errors import ec2_bad_token, ec2_dry_run, ec2_invalid
+from aws_sandbox.filters import ec2_filter
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.world import zones_selling
+from aws_sandbox.zones import zone_id
 
 _LOCATION_TYPES = ("region", "availability-zone", "availability-zone-id")
 
@@ -33,17 +34,21 @@ class InstanceTypeOfferings:
         if params.get("DryRun"):
             raise ec2_dry_run()
         zones = self._m.zones_in(region)
-        locations = {
-            "region": [region] if zones else [],
-            "availability-zone": list(zones),
-            "availability-zone-id": [zone_id(z) for z in zones],
-        }[location_type]
-        entries = [
-            {"InstanceType": name, "LocationType": location_type, "Location": location}
-            for name in self._m.catalog.instance_types
-            if self.sells(name, region)
-            for location in locations
-        ]
+        entries = []
+        for name in self._m.world.instance_types:
+            spec = self._m.world.spec(name)
+            if spec is None or not self.sells(name, region):
+                continue
+            selling = zones_selling(spec, zones)
+            locations = {
+                "region": [region],
+                "availability-zone": list(selling),
+                "availability-zone-id": [zone_id(z) for z in selling],
+            }[location_type]
+            entries += [
+                {"InstanceType": name, "LocationType": location_type, "Location": location}
+                for location in locations
+            ]
         page, token = paginate([e for e in entries if keep(e)], params, ec2_bad_token, 1000)
         response: dict[str, Any] = {"InstanceTypeOfferings": page}
         if token:
@@ -51,8 +56,5 @@ class InstanceTypeOfferings:
         return response
 
     def sells(self, instance_type: str, region: str) -> bool:
-        """P and Trn types where the catalog has their blocks or plans; G types everywhere
-        the sandbox has zones."""
-        entry = self._m.catalog.instance(instance_type)
-        regions = set(entry.capacity_blocks.regions) | set(entry.training_plans.regions)
-        return bool(self._m.zones_in(region)) and (not regions or region in regions)
+        spec = self._m.world.spec(instance_type)
+        return bool(self._m.zones_in(region)) and spec is not None and region in spec.sold_in

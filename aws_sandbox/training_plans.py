@@ -8,15 +8,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import SandboxError, sagemaker_invalid
-from bot.adapters.aws.sandbox.extensions import PLAN_EXTENSION, extended_end
-from bot.adapters.aws.sandbox.lifecycle import Phase, phase
-from bot.adapters.aws.sandbox.offering_ids import BadOfferingId
-from bot.adapters.aws.sandbox.offers import PlanOffer, PlanPart
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.store import Record
-from bot.adapters.aws.sandbox.times import hours_and_minutes, parse_time
+from aws_sandbox.errors import SandboxError, sagemaker_invalid
+from aws_sandbox.extensions import PLAN_EXTENSION, extended_end
+from aws_sandbox.lifecycle import Phase, phase
+from aws_sandbox.offering_ids import BadOfferingId
+from aws_sandbox.offers import PlanOffer, PlanPart
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.store import Record
+from aws_sandbox.times import hours_and_minutes, parse_time
 
 KIND = "training-plan"
 
@@ -76,6 +76,7 @@ class TrainingPlans:
             "payment_fails": fails,
             "tags": [dict(t) for t in params.get("Tags", [])],
         }
+        self._m.stamp(record, "CreateTrainingPlan", now)
         if not self._m.store.add(KIND, _key(region, name), record):
             raise _in_use(name)
         return {"TrainingPlanArn": arn}
@@ -86,21 +87,24 @@ class TrainingPlans:
         arn = str(params["ResourceArn"])
         name = arn.rpartition("training-plan/")[2]
         record = self._m.store.get(KIND, _key(region, name))
-        if record is None or record["arn"] != arn:
+        if record is None or record["arn"] != arn or not self._m.shown(record, self._m.clock.now()):
             raise _not_found(f"Resource {arn} does not exist.")
         return {"Tags": record["tags"]}
 
     def describe(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         name = str(params["TrainingPlanName"]).rpartition("training-plan/")[2]
         record = self._m.store.get(KIND, _key(region, name))
-        if record is None:
+        now = self._m.clock.now()
+        if record is None or not self._m.shown(record, now):
             raise _not_found(f"Training plan {name} does not exist.")
-        return self._summary(record, self._m.clock.now()) | {"UnhealthyInstanceCount": 0}
+        return self._summary(record, now) | {"UnhealthyInstanceCount": 0}
 
     def list_plans(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         now = self._m.clock.now()
         plans = [
-            self._summary(r, now) for r in self._m.store.records(KIND) if r["region"] == region
+            self._summary(r, now)
+            for r in self._m.store.records(KIND)
+            if r["region"] == region and self._m.shown(r, now)
         ]
         for spec in params.get("Filters", []):  # the only filter name is Status
             plans = [p for p in plans if p["Status"] == spec["Value"]]
@@ -132,7 +136,9 @@ class TrainingPlans:
         last = parts[-1]
         owner = _key(record["region"], record["name"])
         parts[-1] = PlanPart(
-            last.zone, last.start, extended_end(self._m.store, PLAN_EXTENSION, owner, last.end)
+            last.zone,
+            last.start,
+            extended_end(self._m.store, PLAN_EXTENSION, owner, last.end, shown_at=now),
         )
         start, end = parts[0].start, parts[-1].end
         status = self._phase(record, now, start, end)

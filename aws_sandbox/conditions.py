@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 
@@ -16,6 +16,34 @@ class PurchaseFailure(StrEnum):
     OFFERING_GONE = "offering-gone"
     INSTANCE_LIMIT = "instance-limit"
     ACCESS_DENIED = "access-denied"  # the dry run fails too, as it would in AWS
+
+
+class AnswerFault(StrEnum):
+    """What can happen to an answer after the market acted on the call: the call took
+    effect (a purchase is made), but the caller hears a timeout, a reset connection or a
+    server error instead, as from AWS when a network or a front end fails mid-answer."""
+
+    READ_TIMEOUT = "read-timeout"
+    CONNECTION_RESET = "connection-reset"
+    SERVER_ERROR = "server-error"
+
+
+class Hold:
+    """Calls of one operation (dry runs aside) wait here until released: an answer that
+    is slow to come (the call has reached AWS; what it does happens when it is
+    released)."""
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        self.reached = threading.Event()  # set when a call arrives and starts waiting
+        self._released = threading.Event()
+        self._timeout = timeout
+
+    def release(self) -> None:
+        self._released.set()
+
+    def wait(self) -> None:
+        self.reached.set()
+        self._released.wait(self._timeout)
 
 
 @dataclass(frozen=True)
@@ -41,6 +69,12 @@ class MarketConditions:
         self._caps: dict[str | None, int] = {}
         self._throttles: dict[str | None, int] = {}
         self._purchase_failures: list[PurchaseFailure] = []
+        self._answer_faults: dict[str, list[AnswerFault]] = {}
+        self._lags: dict[str, list[timedelta]] = {}
+        self._holds: dict[str, Hold] = {}
+        # Offerings as AWS may send them (their fields are optional in the models):
+        self.fee_currency = "USD"  # the CurrencyCode every fee is quoted in
+        self._fees_left_out: set[str] = set()  # operations whose offerings carry no UpfrontFee
         self._lock = threading.Lock()
 
     def sell_out(self, start: datetime, end: datetime, instance_type: str | None = None) -> None:
@@ -62,6 +96,53 @@ class MarketConditions:
         """Fail the next `calls` purchase calls (block, plan or reservation) this way."""
         with self._lock:
             self._purchase_failures.extend([failure] * calls)
+
+    def lose_answers(
+        self,
+        operation: str,
+        fault: AnswerFault,
+        calls: int = 1,
+        shown_after: timedelta = timedelta(0),
+    ) -> None:
+        """The next `calls` calls of `operation` (dry runs aside) take effect, and then
+        their answer is lost this way (see AnswerFault). What they bought shows in
+        AWS's describes only `shown_after` later (AWS's reads are eventually consistent:
+        a purchase can be missing from them for a while)."""
+        with self._lock:
+            self._answer_faults.setdefault(operation, []).extend([fault] * calls)
+            self._lags.setdefault(operation, []).extend([shown_after] * calls)
+
+    def take_answer_fault(self, operation: str) -> AnswerFault | None:
+        with self._lock:
+            faults = self._answer_faults.get(operation)
+            return faults.pop(0) if faults else None
+
+    def take_lag(self, operation: str) -> timedelta:
+        """How long what this call makes stays out of describes (0 unless arranged)."""
+        with self._lock:
+            lags = self._lags.get(operation)
+            return lags.pop(0) if lags else timedelta(0)
+
+    def hold(self, operation: str) -> Hold:
+        """Make the next calls of `operation` wait until the returned hold is released."""
+        with self._lock:
+            self._holds[operation] = hold = Hold()
+            return hold
+
+    def held(self, operation: str) -> Hold | None:
+        with self._lock:
+            return self._holds.get(operation)
+
+    def leave_out_fees(self, operation: str) -> None:
+        """Offerings answered by `operation` come without UpfrontFee."""
+        with self._lock:
+            self._fees_left_out.add(operation)
+
+    def as_sent(self, operation: str, value: object) -> object:
+        """An answer with the fee quirks applied (currency, fees left out)."""
+        with self._lock:
+            drop = operation in self._fees_left_out
+        return _quirked(value, self.fee_currency, drop)
 
     def take_purchase_failure(self, dry_run: bool) -> PurchaseFailure | None:
         """The failure this purchase call meets, if any; a dry run meets only access."""
@@ -92,3 +173,16 @@ class MarketConditions:
                     self._throttles[key] -= 1
                     return True
             return False
+
+
+def _quirked(value: object, currency: str, drop_fees: bool) -> object:
+    if isinstance(value, dict):
+        out = {k: _quirked(v, currency, drop_fees) for k, v in value.items()}
+        if "CurrencyCode" in out:
+            out["CurrencyCode"] = currency
+        if drop_fees:
+            out.pop("UpfrontFee", None)
+        return out
+    if isinstance(value, list):
+        return [_quirked(v, currency, drop_fees) for v in value]
+    return value

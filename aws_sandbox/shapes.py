@@ -8,12 +8,12 @@ nothing the sandbox says could not have come from AWS.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import regex
 from botocore.model import ListShape, MapShape, Shape, StringShape, StructureShape
 from botocore.validate import ParamValidator
 
@@ -72,8 +72,7 @@ def constraint_violations(
             choices = ", ".join(shape.enum)
             found.append(Violation(path, value, f"Member must satisfy enum value set: [{choices}]"))
         pattern = shape.metadata.get("pattern")
-        compiled = _compiled(pattern) if pattern else None
-        if compiled is not None and not compiled.fullmatch(value):
+        if pattern and not compiled(pattern).fullmatch(value):
             found.append(
                 Violation(path, value, f"Member must satisfy regular expression pattern: {pattern}")
             )
@@ -92,12 +91,22 @@ def _over_maximum(value: object, shape: Shape, path: tuple[str | int, ...]) -> l
 
 
 @cache
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    """The model's pattern as a Python regex; None for Java-only syntax such as `\\p{L}`."""
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
+def compiled(pattern: str) -> regex.Pattern[str]:
+    """The model's pattern, matched whole as AWS's servers do (the models write them
+    unanchored; AWS's API reference and its errors show them anchored). The `regex`
+    package reads the Unicode classes the models use, such as `\\p{L}`, which `re`
+    cannot; Java's UTF-16 surrogate pairs (`\\uD800\\uDC00`) become the code points they
+    stand for. No pattern is skipped."""
+    return regex.compile(_SURROGATE_PAIR.sub(_code_point, pattern))
+
+
+# A high and a low surrogate written as two escapes: one supplementary code point in Java.
+_SURROGATE_PAIR = regex.compile(r"\\u(D[89AB][0-9A-Fa-f]{2})\\u(D[C-Fa-f][0-9A-Fa-f]{2})")
+
+
+def _code_point(match: regex.Match[str]) -> str:
+    high, low = int(match[1], 16), int(match[2], 16)
+    return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
 
 
 def request_violations(shape: Shape | None, params: Mapping[str, Any]) -> list[Violation]:

@@ -7,28 +7,31 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from bot.adapters.aws.sandbox.block_offerings import BlockOfferings
-from bot.adapters.aws.sandbox.capacity_blocks import KIND as CAPACITY_BLOCK
-from bot.adapters.aws.sandbox.capacity_blocks import CapacityBlocks
-from bot.adapters.aws.sandbox.capacity_reservations import CapacityReservations
-from bot.adapters.aws.sandbox.conditions import MarketConditions, PurchaseFailure
-from bot.adapters.aws.sandbox.errors import SandboxError
-from bot.adapters.aws.sandbox.extensions import Extensions
-from bot.adapters.aws.sandbox.hosting import DEMO_MODELS, Hosting, HostingTimes
-from bot.adapters.aws.sandbox.instance_types import InstanceTypeOfferings
-from bot.adapters.aws.sandbox.leftovers import Leftovers
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.plan_offerings import PlanOfferings
-from bot.adapters.aws.sandbox.price_list import PriceList
-from bot.adapters.aws.sandbox.spot_prices import SpotPrices
-from bot.adapters.aws.sandbox.store import InMemoryMarketStore, MarketStore
-from bot.adapters.aws.sandbox.training_plans import KIND as TRAINING_PLAN
-from bot.adapters.aws.sandbox.training_plans import TrainingPlans
-from bot.adapters.aws.sandbox.zones import DEFAULT_ZONES
-from bot.domain.catalog import Catalog, default_catalog
-from bot.services.ports import Clock
+from aws_sandbox.block_offerings import BlockOfferings
+from aws_sandbox.capacity_blocks import KIND as CAPACITY_BLOCK
+from aws_sandbox.capacity_blocks import CapacityBlocks
+from aws_sandbox.capacity_reservations import KIND as RESERVATION_KIND
+from aws_sandbox.capacity_reservations import CapacityReservations
+from aws_sandbox.clock import Clock
+from aws_sandbox.conditions import MarketConditions, PurchaseFailure
+from aws_sandbox.errors import SandboxError
+from aws_sandbox.extensions import BLOCK_EXTENSION, PLAN_EXTENSION, Extensions
+from aws_sandbox.hosting import DEMO_MODELS, Hosting, HostingTimes
+from aws_sandbox.instance_types import InstanceTypeOfferings
+from aws_sandbox.instances import Instances
+from aws_sandbox.leftovers import Leftovers
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.plan_offerings import PlanOfferings
+from aws_sandbox.price_list import PriceList
+from aws_sandbox.spot_prices import SpotPrices
+from aws_sandbox.store import InMemoryMarketStore, MarketStore
+from aws_sandbox.training_plans import KIND as TRAINING_PLAN
+from aws_sandbox.training_plans import TrainingPlans
+from aws_sandbox.world import World, default_world
+from aws_sandbox.zones import DEFAULT_ZONES
 
-Answer = Callable[[Mapping[str, Any], str], dict[str, Any]]
+# One operation's answer: (the request's parameters, its region) -> the response.
+Route = Callable[[Mapping[str, Any], str], dict[str, Any]]
 
 SANDBOX_ACCOUNT_ID = "123456789012"
 # The calls that spend money; the market counts them (dry runs aside) in its store.
@@ -36,6 +39,9 @@ PURCHASE_OPERATIONS = frozenset(
     {"PurchaseCapacityBlock", "CreateTrainingPlan", "CreateCapacityReservation"}
 )
 PURCHASE_CALLS = "purchase-calls"
+# The calls that extend what was bought (not dry runs), counted apart.
+EXTENSION_OPERATIONS = frozenset({"PurchaseCapacityBlockExtension", "ExtendTrainingPlan"})
+EXTENSION_CALLS = "extension-calls"
 
 
 class SandboxMarket:
@@ -49,7 +55,7 @@ class SandboxMarket:
     def __init__(
         self,
         clock: Clock,
-        catalog: Catalog | None = None,
+        world: World | None = None,
         zones: Mapping[str, tuple[str, ...]] = DEFAULT_ZONES,
         *,
         store: MarketStore | None = None,
@@ -63,7 +69,7 @@ class SandboxMarket:
         self.conditions = conditions or MarketConditions()
         parts = MarketParts(
             clock=clock,
-            catalog=catalog or default_catalog(),
+            world=world or default_world(),
             zones=zones,
             store=store or InMemoryMarketStore(),
             conditions=self.conditions,
@@ -76,14 +82,16 @@ class SandboxMarket:
         hosting = Hosting(parts, hosting_times, models)
         hosting_routes = hosting.routes()
         instance_types = InstanceTypeOfferings(parts)
-        self.leftovers = leftovers = Leftovers(parts, hosting)
+        self.instances = instances = Instances(parts, self._reservations_in)
+        self.leftovers = Leftovers(instances, hosting)
         extensions = Extensions(parts, blocks_kind=CAPACITY_BLOCK, plans_kind=TRAINING_PLAN)
         reservations = CapacityReservations(parts)
+        self._blocks = blocks
         self._sleep = sleep
         self.store = parts.store
         self.account_id = account_id
         self.clock = clock
-        self._routes: dict[str, dict[str, Answer]] = {
+        self._routes: dict[str, dict[str, Route]] = {
             "ec2": {
                 "DescribeCapacityBlockOfferings": block_offerings.describe,
                 "PurchaseCapacityBlock": blocks.purchase,
@@ -93,8 +101,9 @@ class SandboxMarket:
                 "DescribeCapacityReservations": blocks.describe_reservations,
                 "DescribeSpotPriceHistory": spot.history,
                 "DescribeInstanceTypeOfferings": instance_types.describe,
-                "DescribeInstances": leftovers.describe_instances,
-                "TerminateInstances": leftovers.terminate_instances,
+                "RunInstances": instances.run,
+                "DescribeInstances": instances.describe,
+                "TerminateInstances": instances.terminate,
                 "CreateCapacityReservation": reservations.create,
                 "CancelCapacityReservation": reservations.cancel,
                 "DescribeAvailabilityZones": reservations.describe_zones,
@@ -117,6 +126,22 @@ class SandboxMarket:
             },
         }
 
+    def _reservations_in(self, region: str) -> list[dict[str, Any]]:
+        """Every capacity reservation of the region, as instances see them."""
+        listed = self._blocks.describe_reservations({}, region)["CapacityReservations"]
+        return [
+            {
+                "id": r["CapacityReservationId"],
+                "kind": r.get("ReservationType", "default"),
+                "type": r["InstanceType"],
+                "zone": r["AvailabilityZone"],
+                "criteria": r["InstanceMatchCriteria"],
+                "active": r["State"] == "active",
+                "room": r["AvailableInstanceCount"],
+            }
+            for r in listed
+        ]
+
     def operations(self, service: str) -> tuple[str, ...]:
         """The operations of `service` (botocore's hyphenized service id) the market answers."""
         return tuple(self._routes.get(service, {}))
@@ -127,8 +152,13 @@ class SandboxMarket:
         answer = self._routes[service][operation]
         if self.conditions.latency_ms > 0:
             self._sleep(self.conditions.latency_ms / 1000)
+        hold = self.conditions.held(operation)
+        if hold is not None and not params.get("DryRun"):
+            hold.wait()
         if self.conditions.take_throttle(operation):
             raise _throttled(service, operation)
+        if operation in EXTENSION_OPERATIONS and not params.get("DryRun"):
+            self.store.bump(EXTENSION_CALLS)
         if operation in PURCHASE_OPERATIONS:
             dry_run = bool(params.get("DryRun"))
             if not dry_run:
@@ -136,12 +166,31 @@ class SandboxMarket:
             failure = self.conditions.take_purchase_failure(dry_run)
             if failure is not None:
                 raise _purchase_error(service, operation, failure, self.account_id)
-        return answer(params, region)
+        response = answer(params, region)
+        sent = self.conditions.as_sent(operation, response)
+        assert isinstance(sent, dict)
+        return sent
 
     def purchase_calls(self) -> int:
         """How many purchase calls (not dry runs) reached the market, in any process
         sharing its store."""
         return self.store.count(PURCHASE_CALLS)
+
+    def extension_calls(self) -> int:
+        return self.store.count(EXTENSION_CALLS)
+
+    def bought(self) -> dict[str, int]:
+        """What the market sold, by kind: Capacity Blocks, training plans, On-Demand
+        Capacity Reservations and extensions of blocks and plans (however many calls,
+        re-sends included, it took)."""
+        kinds = {
+            CAPACITY_BLOCK: CAPACITY_BLOCK,
+            TRAINING_PLAN: TRAINING_PLAN,
+            "on-demand-reservation": RESERVATION_KIND,
+            "block-extension": BLOCK_EXTENSION,
+            "plan-extension": PLAN_EXTENSION,
+        }
+        return {name: len(self.store.records(kind)) for name, kind in kinds.items()}
 
     def _assume_role(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         role = str(params["RoleArn"])
@@ -171,7 +220,7 @@ class SandboxMarket:
         }
 
 
-def _plans_or_extensions(plans: Answer, extensions: Answer) -> Answer:
+def _plans_or_extensions(plans: Route, extensions: Route) -> Route:
     """SearchTrainingPlanOfferings with a TrainingPlanArn searches extensions of that plan."""
 
     def search(params: Mapping[str, Any], region: str) -> dict[str, Any]:
@@ -235,7 +284,7 @@ def _purchase_error(
     )
 
 
-def _tags_by_arn(plans: Answer, others: Answer) -> Answer:
+def _tags_by_arn(plans: Route, others: Route) -> Route:
     """ListTags answers for training plans and for the hosting resources alike."""
 
     def answer(params: Mapping[str, Any], region: str) -> dict[str, Any]:

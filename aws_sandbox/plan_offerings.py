@@ -6,29 +6,28 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import sagemaker_invalid
-from bot.adapters.aws.sandbox.offers import (
+from aws_sandbox.errors import sagemaker_invalid
+from aws_sandbox.offers import (
     TARGET_RESOURCES,
     PlanOffer,
     PlanPart,
     pick_zone,
     upfront_fee,
 )
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.times import hours_and_minutes, next_boundary, parse_time
-from bot.adapters.aws.sandbox.zones import regional_usd
-from bot.domain.catalog import PriceKind, UnknownInstanceType
-from bot.domain.offering_rules import (
-    CB_MAX_DAYS_BY_DAY,
-    TP_INSTANCE_COUNTS,
-    capacity_block_start_too_far,
-    training_plan_duration_valid,
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.rules import (
+    BLOCK_DAYS_BY_DAY,
+    PLAN_INSTANCE_COUNTS,
+    block_start_too_far,
+    plan_hours_valid,
 )
+from aws_sandbox.times import hours_and_minutes, next_boundary, parse_time
+from aws_sandbox.world import TRAINING_PLAN
 
 OFFERINGS_PER_SEARCH = 3
 # Plans longer than the longest day-stepped block come in two consecutive parts, as long
 # plans do on AWS: every consumer must handle ReservedCapacityOfferings with several parts.
-SPLIT_AFTER_DAYS = CB_MAX_DAYS_BY_DAY
+SPLIT_AFTER_DAYS = BLOCK_DAYS_BY_DAY
 
 
 class PlanOfferings:
@@ -40,10 +39,10 @@ class PlanOfferings:
             if required not in params:
                 raise sagemaker_invalid(f"{required} is required to search for offerings.")
         count, hours = int(params["InstanceCount"]), int(params["DurationHours"])
-        if count not in TP_INSTANCE_COUNTS:
-            allowed = ", ".join(map(str, TP_INSTANCE_COUNTS))
+        if count not in PLAN_INSTANCE_COUNTS:
+            allowed = ", ".join(map(str, PLAN_INSTANCE_COUNTS))
             raise sagemaker_invalid(f"InstanceCount {count} is not valid. Allowed: {allowed}.")
-        if not training_plan_duration_valid(hours):
+        if not plan_hours_valid(hours):
             raise sagemaker_invalid(
                 f"DurationHours {hours} is not valid. Specify whole days (multiples of 24 "
                 "hours) from 1 to 182 days."
@@ -73,13 +72,14 @@ class PlanOfferings:
         latest_end: datetime | None,
     ) -> list[PlanOffer]:
         zones = self._m.zones_in(region)
-        instance_type = self._sold_as(sagemaker_type, region)
-        if not zones or instance_type is None:
+        spec = self._m.world.spec(sagemaker_type)
+        if not zones or spec is None or region not in spec.training_plans_in:
             return []
-        price = self._m.catalog.price(PriceKind.TRAINING_PLAN, instance_type, region)
+        instance_type = spec.instance_type
+        price = spec.price(TRAINING_PLAN, region)
         if price is None:
             return []
-        usd = regional_usd(price.usd_per_hour, price.region, region)
+        usd = price.usd_per_hour
         found: list[PlanOffer] = []
         for start in _starts(earliest, self._m.clock.now()):
             parts = _split(instance_type, zones, start, hours // 24)
@@ -95,21 +95,12 @@ class PlanOfferings:
                 break
         return found
 
-    def _sold_as(self, sagemaker_type: str, region: str) -> str | None:
-        """The EC2 name of a type the catalog says training plans offer here, else None."""
-        try:
-            entry = self._m.catalog.instance(sagemaker_type)
-        except UnknownInstanceType:
-            return None
-        offered = entry.training_plans.offered and region in entry.training_plans.regions
-        return entry.instance_type if offered and entry.sagemaker_name == sagemaker_type else None
-
 
 def _starts(earliest: datetime, now: datetime) -> Iterator[datetime]:
     """Every 11:30 UTC from `earliest`. Training plans draw on the same reserved capacity
     as Capacity Blocks, so the sandbox sells them on the same 8-week horizon."""
     start = next_boundary(earliest)
-    while not capacity_block_start_too_far(start, now):
+    while not block_start_too_far(start, now):
         yield start
         start += timedelta(days=1)
 

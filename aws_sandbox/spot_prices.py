@@ -6,12 +6,12 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import ec2_bad_token, ec2_dry_run
-from bot.adapters.aws.sandbox.filters import ec2_filter
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.zones import regional_usd, zone_id
-from bot.domain.catalog import PriceKind
+from aws_sandbox.errors import ec2_bad_token, ec2_dry_run
+from aws_sandbox.filters import ec2_filter
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.world import SPOT
+from aws_sandbox.zones import zone_id
 
 _SPOT_PRODUCTS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 _SPOT_SPREAD = 0.05  # each AZ's Spot price sits within ±5% of the catalog figure
@@ -23,8 +23,8 @@ class SpotPrices:
 
     def history(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         """One entry per AZ, type and product description: the price as of the hour."""
-        catalog = self._m.catalog
-        known = set(catalog.instance_types)
+        world = self._m.world
+        known = set(world.instance_types)
         types = params.get("InstanceTypes") or sorted(known)
         products = [
             p for p in params.get("ProductDescriptions") or _SPOT_PRODUCTS if p in _SPOT_PRODUCTS
@@ -49,13 +49,12 @@ class SpotPrices:
         stamp = self._m.clock.now().replace(minute=0, second=0, microsecond=0)
         entries = []
         for instance_type in types:
-            sold = instance_type in known
-            price = catalog.price(PriceKind.SPOT, instance_type, region) if sold else None
+            spec = world.spec(instance_type) if instance_type in known else None
+            price = spec.price(SPOT, region) if spec else None
             if price is None:
                 continue
             for zone in zones:
-                here = regional_usd(price.usd_per_hour, price.region, region)
-                usd = f"{here * _spread(zone, instance_type):.6f}"
+                usd = f"{price.usd_per_hour * _spread(zone, instance_type):.6f}"
                 entries += [
                     {
                         "AvailabilityZone": zone,

@@ -12,7 +12,7 @@ from typing import cast
 
 import redis
 
-from bot.adapters.aws.sandbox.store import Record
+from aws_sandbox.store import Record
 
 # Insert-only add: the record and its place in the order are written together or not at all.
 _ADD = """

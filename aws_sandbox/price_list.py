@@ -1,5 +1,5 @@
-"""The Pricing API's GetProducts for AmazonEC2 and AmazonSageMaker, from the catalog's
-On-Demand figures, in the API's aws_v1 PriceList format."""
+"""The Pricing API's GetProducts for AmazonEC2 and AmazonSageMaker, from the market's
+On-Demand figures (world.py), in the API's aws_v1 PriceList format."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import SandboxError
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.zones import region_location, regional_usd, usage_prefix
-from bot.domain.catalog import CatalogPrice, InstanceType, PriceKind
+from aws_sandbox.errors import SandboxError
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.world import ON_DEMAND, SAGEMAKER_ON_DEMAND, InstanceSpec, Price
+from aws_sandbox.zones import region_location, usage_prefix
 
 # The Pricing API lists each EC2 type once per capacity status; a caller that forgets the
 # capacitystatus=Used filter gets all three (one of them free), as it would from AWS.
@@ -67,7 +67,7 @@ class PriceList:
     @cached_property
     def _ec2_products(self) -> list[dict[str, Any]]:
         products = []
-        for entry, region, price in self._priced(PriceKind.ON_DEMAND):
+        for entry, region, price in self._priced(ON_DEMAND):
             for status, market in _EC2_ROWS:
                 free = status == "AllocatedCapacityReservation" or market == "CapacityBlock"
                 rate = Decimal(0) if free else _usd(price)
@@ -98,7 +98,7 @@ class PriceList:
     @cached_property
     def _sagemaker_products(self) -> list[dict[str, Any]]:
         products = []
-        for entry, region, price in self._priced(PriceKind.SAGEMAKER_ON_DEMAND):
+        for entry, region, price in self._priced(SAGEMAKER_ON_DEMAND):
             for component in ("Training", "Hosting"):
                 attributes = {
                     "servicecode": "AmazonSageMaker",
@@ -117,16 +117,16 @@ class PriceList:
                 )
         return products
 
-    def _priced(self, kind: PriceKind) -> list[tuple[InstanceType, str, CatalogPrice]]:
-        catalog = self._m.catalog
+    def _priced(self, kind: str) -> list[tuple[InstanceSpec, str, Price]]:
+        world = self._m.world
         found = []
-        for name in catalog.instance_types:
+        for name in world.instance_types:
+            spec = world.spec(name)
+            assert spec is not None
             for region in self._m.zones:
-                price = catalog.price(kind, name, region)
+                price = spec.price(kind, region)
                 if price is not None:
-                    usd = regional_usd(price.usd_per_hour, price.region, region)
-                    here = price.model_copy(update={"usd_per_hour": usd, "region": region})
-                    found.append((catalog.instance(name), region, here))
+                    found.append((spec, region, price))
         return found
 
 
@@ -137,7 +137,7 @@ def _ec2_usage_type(region: str, status: str, market: str, instance_type: str) -
     return f"{prefix}{usage}:{instance_type}"
 
 
-def _usd(price: CatalogPrice) -> Decimal:
+def _usd(price: Price) -> Decimal:
     return Decimal(str(price.usd_per_hour))
 
 
@@ -147,7 +147,7 @@ def _product(
     attributes: dict[str, str],
     rate: Decimal,
     description: str,
-    price: CatalogPrice,
+    price: Price,
 ) -> dict[str, Any]:
     """One PriceList item in the Pricing API's aws_v1 format."""
     key = "|".join(attributes[k] for k in sorted(attributes))

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from bot.adapters.aws.sandbox.errors import SandboxError
+from aws_sandbox.errors import SandboxError
 
 T = TypeVar("T")
 

@@ -1,7 +1,13 @@
 """On-Demand Capacity Reservations: CreateCapacityReservation (idempotent by ClientToken),
 CancelCapacityReservation and DescribeAvailabilityZones. They are listed by
 DescribeCapacityReservations beside the Capacity Blocks' reservations (see
-capacity_blocks.py)."""
+capacity_blocks.py).
+
+EC2 User Guide, "On-Demand Capacity Reservations": a reservation is made in one
+Availability Zone that sells the type; `InstanceMatchCriteria` open (the default) lets any
+matching instance run in it, targeted only instances that name it; it bills from creation
+until it ends or is cancelled.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.store import MarketStore, Record
-from bot.adapters.aws.sandbox.zones import zone_id
+from aws_sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
+from aws_sandbox.filters import ec2_filter
+from aws_sandbox.instances import instances_in
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.store import MarketStore, Record
+from aws_sandbox.world import zones_selling
+from aws_sandbox.zones import LOCAL_ZONES, zone_id
 
 KIND = "capacity-reservation"
 CANCELLED = "capacity-reservation-cancelled"  # reservation id -> when (records never change)
@@ -26,8 +35,23 @@ class CapacityReservations:
 
     def create(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         zone = str(params.get("AvailabilityZone", ""))
-        if zone not in self._m.zones_in(region):
+        local = [name for name, _ in LOCAL_ZONES.get(region, ())]
+        if zone not in self._m.zones_in(region) and zone not in local:
             raise ec2_invalid(f"Invalid availability zone: [{zone}]")
+        instance_type = str(params["InstanceType"])
+        spec = self._m.world.spec(instance_type)
+        selling = zones_selling(spec, self._m.zones_in(region)) if spec else ()
+        if zone not in selling:
+            raise SandboxError(
+                "Unsupported",
+                f"Your requested instance type ({instance_type}) is not supported in your "
+                f"requested Availability Zone ({zone})."
+                + (
+                    f" Please retry your request by choosing {', '.join(selling)}."
+                    if selling
+                    else ""
+                ),
+            )
         if params.get("DryRun"):
             raise ec2_dry_run()
         now = self._m.clock.now()
@@ -69,7 +93,9 @@ class CapacityReservations:
             "end": end.isoformat() if end else None,
             "tags": tags,
             "fingerprint": fingerprint,
+            "criteria": params.get("InstanceMatchCriteria") or "open",
         }
+        self._m.stamp(record, "CreateCapacityReservation", now)
         if not self._m.store.add(KIND, _key(region, token), record):
             record = self._m.store.get(KIND, _key(region, token)) or record
         return {"CapacityReservation": render(record, self._m.account_id, now)}
@@ -88,34 +114,71 @@ class CapacityReservations:
         return {"Return": True}
 
     def describe_zones(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        """The region's zones by name, Local Zones among them: those the account opted
+        into, or all of them with AllAvailabilityZones (EC2 API reference)."""
+        zones = [
+            _zone(zone, region, "availability-zone", "opt-in-not-required")
+            for zone in self._m.zones_in(region)
+        ]
+        for name, opt_in in LOCAL_ZONES.get(region, ()):
+            if opt_in == "opted-in" or params.get("AllAvailabilityZones"):
+                zones.append(_zone(name, region, "local-zone", opt_in))
+        if names := params.get("ZoneNames"):
+            zones = [z for z in zones if z["ZoneName"] in names]
+        keep = ec2_filter(params.get("Filters", []), _ZONE_FILTERS, lambda _zone: [])
+        if params.get("DryRun"):
+            raise ec2_dry_run()
         return {
-            "AvailabilityZones": [
-                {
-                    "ZoneName": zone,
-                    "ZoneId": zone_id(zone),
-                    "State": "available",
-                    "RegionName": region,
-                    "ZoneType": "availability-zone",
-                }
-                for zone in self._m.zones_in(region)
-            ]
+            "AvailabilityZones": sorted((z for z in zones if keep(z)), key=lambda z: z["ZoneName"])
         }
 
     def in_region(self, region: str) -> list[Record]:
         return [r for r in self._m.store.records(KIND) if r["region"] == region]
 
 
+def _zone(name: str, region: str, kind: str, opt_in: str) -> dict[str, Any]:
+    zone: dict[str, Any] = {
+        "ZoneName": name,
+        "ZoneId": zone_id(name),
+        "State": "available",
+        "RegionName": region,
+        "ZoneType": kind,
+        "OptInStatus": opt_in,
+        "GroupName": region if kind == "availability-zone" else name[:-1],
+    }
+    if kind != "availability-zone":
+        zone["ParentZoneName"] = f"{region}a"
+    return zone
+
+
+_ZONE_FILTERS = {
+    "zone-name": lambda z: [z["ZoneName"]],
+    "zone-id": lambda z: [z["ZoneId"]],
+    "zone-type": lambda z: [z["ZoneType"]],
+    "state": lambda z: [z["State"]],
+    "region-name": lambda z: [z["RegionName"]],
+    "opt-in-status": lambda z: [z["OptInStatus"]],
+    "group-name": lambda z: [z["GroupName"]],
+}
+
+
 def render_stored(
     store: MarketStore, record: Record, account: str, now: datetime
 ) -> dict[str, Any]:
-    """`render`, with the cancellation the store holds for it, if any."""
+    """`render`, with the cancellation the store holds for it, if any, and the instances
+    running in it."""
     cancelled = store.get(CANCELLED, record["capacity_reservation_id"])
     at = datetime.fromisoformat(cancelled["at"]) if cancelled else None
-    return render(record, account, now, cancelled_at=at)
+    used = instances_in(store, record["capacity_reservation_id"], now)
+    return render(record, account, now, cancelled_at=at, used=used)
 
 
 def render(
-    record: Record, account: str, now: datetime, cancelled_at: datetime | None = None
+    record: Record,
+    account: str,
+    now: datetime,
+    cancelled_at: datetime | None = None,
+    used: int = 0,
 ) -> dict[str, Any]:
     end = datetime.fromisoformat(record["end"]) if record["end"] else None
     state = "expired" if end is not None and now >= end else "active"
@@ -134,13 +197,13 @@ def render(
         "AvailabilityZone": record["zone"],
         "Tenancy": "default",
         "TotalInstanceCount": record["count"],
-        "AvailableInstanceCount": record["count"] if state == "active" else 0,
+        "AvailableInstanceCount": max(record["count"] - used, 0) if state == "active" else 0,
         "EbsOptimized": False,
         "EphemeralStorage": False,
         "State": state,
         "StartDate": datetime.fromisoformat(record["created"]),
         "EndDateType": "limited" if end else "unlimited",
-        "InstanceMatchCriteria": "open",
+        "InstanceMatchCriteria": record.get("criteria", "open"),
         "CreateDate": datetime.fromisoformat(record["created"]),
         "Tags": record["tags"],
         "ReservationType": "default",

@@ -8,18 +8,19 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.adapters.aws.sandbox.capacity_reservations import KIND as RESERVATION_KIND
-from bot.adapters.aws.sandbox.capacity_reservations import render_stored as render_reservation
-from bot.adapters.aws.sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
-from bot.adapters.aws.sandbox.extensions import BLOCK_EXTENSION, extended_end
-from bot.adapters.aws.sandbox.filters import FilterFields, ec2_filter
-from bot.adapters.aws.sandbox.lifecycle import Phase, phase
-from bot.adapters.aws.sandbox.offering_ids import BadOfferingId
-from bot.adapters.aws.sandbox.offers import BlockOffer
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.store import Record
-from bot.adapters.aws.sandbox.zones import zone_id
+from aws_sandbox.capacity_reservations import KIND as RESERVATION_KIND
+from aws_sandbox.capacity_reservations import render_stored as render_reservation
+from aws_sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
+from aws_sandbox.extensions import BLOCK_EXTENSION, extended_end
+from aws_sandbox.filters import FilterFields, ec2_filter
+from aws_sandbox.instances import instances_in
+from aws_sandbox.lifecycle import Phase, phase
+from aws_sandbox.offering_ids import BadOfferingId
+from aws_sandbox.offers import BlockOffer
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.store import Record
+from aws_sandbox.zones import zone_id
 
 KIND = "capacity-block"
 _TAGGABLE = ("capacity-reservation", "capacity-block")
@@ -94,6 +95,7 @@ class CapacityBlocks:
             "reservation_tags": tags["capacity-reservation"],
             "block_tags": tags["capacity-block"],
         }
+        self._m.stamp(record, "PurchaseCapacityBlock", now)
         self._m.store.add(KIND, record["capacity_block_id"], record)
         reservation = self._reservation(record, now)
         return {
@@ -125,12 +127,14 @@ class CapacityBlocks:
         """Capacity Blocks' reservations and On-Demand Capacity Reservations alike."""
         now = self._m.clock.now()
         items = [
-            self._reservation(r, now) for r in self._m.store.records(KIND) if r["region"] == region
+            self._reservation(r, now)
+            for r in self._m.store.records(KIND)
+            if r["region"] == region and self._m.shown(r, now)
         ]
         items += [
             render_reservation(self._m.store, r, self._m.account_id, now)
             for r in self._m.store.records(RESERVATION_KIND)
-            if r["region"] == region
+            if r["region"] == region and self._m.shown(r, now)
         ]
         ids = params.get("CapacityReservationIds")
         if ids:
@@ -148,7 +152,12 @@ class CapacityBlocks:
         self, region: str, ids: Sequence[str] | None, field: str, id_name: str
     ) -> list[Record]:
         """This region's records, or those with these ids (all of which must exist)."""
-        records = [r for r in self._m.store.records(KIND) if r["region"] == region]
+        now = self._m.clock.now()
+        records = [
+            r
+            for r in self._m.store.records(KIND)
+            if r["region"] == region and self._m.shown(r, now)
+        ]
         if not ids:
             return records
         known = {r[field] for r in records}
@@ -173,7 +182,8 @@ class CapacityBlocks:
         """The block's end, moved by any extension bought for it."""
         end = datetime.fromisoformat(record["end"])
         owner = record["capacity_reservation_id"]
-        return extended_end(self._m.store, BLOCK_EXTENSION, owner, end)
+        now = self._m.clock.now()
+        return extended_end(self._m.store, BLOCK_EXTENSION, owner, end, shown_at=now)
 
     def _reservation(self, record: Record, now: datetime) -> dict[str, Any]:
         state = self._state(record, now)
@@ -191,7 +201,11 @@ class CapacityBlocks:
             "AvailabilityZone": record["zone"],
             "Tenancy": "default",
             "TotalInstanceCount": record["count"],
-            "AvailableInstanceCount": record["count"] if state is Phase.ACTIVE else 0,
+            "AvailableInstanceCount": (
+                max(record["count"] - instances_in(self._m.store, reservation_id, now), 0)
+                if state is Phase.ACTIVE
+                else 0
+            ),
             "EbsOptimized": True,
             "EphemeralStorage": False,
             "State": state.value,

@@ -9,8 +9,8 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
-from bot.adapters.aws.sandbox.offering_ids import BadOfferingId, pack, unpack
-from bot.adapters.aws.sandbox.times import from_epoch, to_epoch
+from aws_sandbox.offering_ids import BadOfferingId, pack, unpack
+from aws_sandbox.times import from_epoch, to_epoch
 
 TARGET_RESOURCES = ("training-job", "hyperpod-cluster", "endpoint", "studio-apps")
 

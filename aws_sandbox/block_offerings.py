@@ -6,24 +6,23 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
-from bot.adapters.aws.sandbox.offers import BlockOffer, pick_zone, upfront_fee
-from bot.adapters.aws.sandbox.pagination import paginate
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.times import (
+from aws_sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
+from aws_sandbox.offers import BlockOffer, pick_zone, upfront_fee
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.rules import (
+    BLOCK_MAX_INSTANCES,
+    block_end_on,
+    block_hours_valid,
+    block_start_too_far,
+)
+from aws_sandbox.times import (
     ceil_half_hour,
     hours_and_minutes,
     next_boundary,
     parse_time,
 )
-from bot.adapters.aws.sandbox.zones import regional_usd
-from bot.domain.catalog import PriceKind, UnknownInstanceType
-from bot.domain.offering_rules import (
-    CB_MAX_INSTANCES_PER_BLOCK,
-    capacity_block_duration_valid,
-    capacity_block_end,
-    capacity_block_start_too_far,
-)
+from aws_sandbox.world import CAPACITY_BLOCK
 
 MAX_OFFERINGS_PER_SEARCH = 6  # AWS's cap on one DescribeCapacityBlockOfferings answer
 
@@ -34,7 +33,7 @@ class BlockOfferings:
 
     def describe(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         hours = int(params["CapacityDurationHours"])
-        if not capacity_block_duration_valid(hours):
+        if not block_hours_valid(hours):
             raise ec2_invalid(
                 f"The requested capacity duration ({hours} hours) is not valid. Specify the "
                 "duration in 1-day increments (24 hours) up to 14 days, and in 7-day "
@@ -45,7 +44,7 @@ class BlockOfferings:
         now = self._m.clock.now()
         earliest = parse_time(params["StartDateRange"]) if "StartDateRange" in params else now
         latest_end = parse_time(params["EndDateRange"]) if "EndDateRange" in params else None
-        if capacity_block_start_too_far(earliest, now):
+        if block_start_too_far(earliest, now):
             raise ec2_invalid("The StartDateRange must be within 8 weeks (56 days) from now.")
         if latest_end is not None and latest_end <= earliest:
             raise ec2_invalid("The EndDateRange must be later than the StartDateRange.")
@@ -75,7 +74,7 @@ class BlockOfferings:
         if not zones or not sold:
             return found
         for start in _starts(earliest, now):
-            end = capacity_block_end(start + timedelta(hours=hours))
+            end = block_end_on(start + timedelta(hours=hours))
             if latest_end is not None and end > latest_end:
                 break
             for kind in sold:
@@ -87,16 +86,9 @@ class BlockOfferings:
         return found
 
     def _sells(self, instance_type: str, region: str) -> bool:
-        """Whether the catalog says Capacity Blocks offer this exact EC2 type here."""
-        try:
-            entry = self._m.catalog.instance(instance_type)
-        except UnknownInstanceType:
-            return False
-        return (
-            entry.instance_type == instance_type
-            and entry.capacity_blocks.offered
-            and region in entry.capacity_blocks.regions
-        )
+        """Whether this market sells Capacity Blocks of this exact EC2 type here."""
+        spec = self._m.world.spec(instance_type)
+        return spec is not None and region in spec.capacity_blocks_in
 
     def _offer(
         self,
@@ -109,12 +101,13 @@ class BlockOfferings:
     ) -> BlockOffer | None:
         if not self._m.conditions.available(instance_type, start, end, count):
             return None
-        price = self._m.catalog.price(PriceKind.CAPACITY_BLOCK, instance_type, region)
+        spec = self._m.world.spec(instance_type)
+        price = spec.price(CAPACITY_BLOCK, region) if spec else None
         if price is None:
             return None
         zone = pick_zone(zones, instance_type, start.date().isoformat())
-        usd = regional_usd(price.usd_per_hour, price.region, region)
-        fee = upfront_fee(usd * self._m.conditions.price_factor, start, end, count)
+        usd = price.usd_per_hour * self._m.conditions.price_factor
+        fee = upfront_fee(usd, start, end, count)
         return BlockOffer(instance_type, zone, count, start, end, fee)
 
 
@@ -122,9 +115,9 @@ def _starts(earliest: datetime, now: datetime) -> Iterator[datetime]:
     """One start per day, up to 8 weeks ahead: "as soon as possible" (the next half hour)
     when the search starts now, else 11:30 UTC; 11:30 UTC on every day after."""
     start = ceil_half_hour(now) if earliest <= now else next_boundary(earliest)
-    while not capacity_block_start_too_far(start, now):
+    while not block_start_too_far(start, now):
         yield start
-        start = capacity_block_end(start + timedelta(days=1))
+        start = block_end_on(start + timedelta(days=1))
 
 
 def _requested_types(params: Mapping[str, Any]) -> list[str]:
@@ -150,10 +143,10 @@ def _requested_count(params: Mapping[str, Any]) -> int:
             "MissingParameter", "The request must contain the parameter InstanceCount."
         )
     count = int(params["InstanceCount"])
-    if not 1 <= count <= CB_MAX_INSTANCES_PER_BLOCK:
+    if not 1 <= count <= BLOCK_MAX_INSTANCES:
         raise ec2_invalid(
             f"The instance count ({count}) is not valid. A Capacity Block can have 1 to "
-            f"{CB_MAX_INSTANCES_PER_BLOCK} instances."
+            f"{BLOCK_MAX_INSTANCES} instances."
         )
     return count
 

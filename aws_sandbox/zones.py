@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-# Every region the catalog names, with AZ letters as AWS has them (ap-northeast-1 has no b).
+# The market's regions, with AZ letters as AWS has them (ap-northeast-1 has no b).
 DEFAULT_ZONES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         region: tuple(f"{region}{letter}" for letter in letters)
@@ -21,26 +21,15 @@ DEFAULT_ZONES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     }
 )
 
-# How far each region's prices sit from us-east-1's: the catalog has most figures for one
-# region only, and a search across regions needs them to differ as AWS's do.
-_PRICE_FACTORS = {
-    "us-east-1": 1.0,
-    "us-east-2": 0.97,
-    "us-west-2": 1.03,
-    "ap-northeast-1": 1.21,
-    "ap-south-1": 1.09,
-    "eu-north-1": 1.06,
-    "eu-west-2": 1.14,
-}
-
-
-def regional_usd(usd: float, figure_region: str, region: str) -> float:
-    """A catalog figure for `figure_region`, as the sandbox prices it in `region`."""
-    if figure_region == region:
-        return usd
-    factor = _PRICE_FACTORS.get(region, 1.0) / _PRICE_FACTORS.get(figure_region, 1.0)
-    return round(usd * factor, 4)
-
+# Local Zones beside some regions (EC2 User Guide, "Local Zones"): listed by
+# DescribeAvailabilityZones with ZoneType local-zone, opted in or not; they sell none of
+# the market's GPU types.
+LOCAL_ZONES: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType(
+    {
+        "us-east-1": (("us-east-1-bos-1a", "opted-in"), ("us-east-1-mia-2a", "not-opted-in")),
+        "us-west-2": (("us-west-2-lax-1a", "opted-in"),),
+    }
+)
 
 # The Pricing API's `location` attribute.
 _LOCATIONS = {
@@ -78,7 +67,13 @@ _DIRECTIONS = {
 
 
 def zone_id(zone: str) -> str:
-    """`us-east-1a` -> `use1-az1`. Real zone ids differ per account; this one is stable."""
+    """`us-east-1a` -> `use1-az1`, `us-east-1-bos-1a` -> `use1-bos1-az1`. Real zone ids
+    differ per account; these are stable."""
+    parts = zone.split("-")
+    if len(parts) == 5:  # a Local Zone: region-city-number+letter
+        region = "-".join(parts[:3])
+        city, rest = parts[3], parts[4]
+        return f"{zone_id(region + 'a').split('-')[0]}-{city}{rest[:-1]}-az1"
     region, letter = zone[:-1], zone[-1]
     area, direction, number = region.split("-", 2)
     return f"{area}{_DIRECTIONS.get(direction, direction[:2])}{number}-az{ord(letter) - 96}"

@@ -14,17 +14,16 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
-from bot.adapters.aws.sandbox.lifecycle import Phase, phase
-from bot.adapters.aws.sandbox.offering_ids import BadOfferingId, pack, unpack
-from bot.adapters.aws.sandbox.offers import upfront_fee
-from bot.adapters.aws.sandbox.parts import MarketParts
-from bot.adapters.aws.sandbox.store import MarketStore, Record
-from bot.adapters.aws.sandbox.times import from_epoch, to_epoch
-from bot.adapters.aws.sandbox.zones import zone_id
-from bot.domain.catalog import PriceKind
-from bot.domain.extension import EXTEND_EARLIEST, EXTEND_LATEST
-from bot.domain.offering_rules import CB_MAX_DAYS, capacity_block_duration_valid
+from aws_sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
+from aws_sandbox.lifecycle import Phase, phase
+from aws_sandbox.offering_ids import BadOfferingId, pack, unpack
+from aws_sandbox.offers import upfront_fee
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.rules import extension_hours_valid, extension_window_open
+from aws_sandbox.store import MarketStore, Record
+from aws_sandbox.times import from_epoch, to_epoch
+from aws_sandbox.world import CAPACITY_BLOCK, TRAINING_PLAN
+from aws_sandbox.zones import zone_id
 
 BLOCK_EXTENSION = "capacity-block-extension"
 PLAN_EXTENSION = "training-plan-extension"
@@ -32,11 +31,16 @@ _BLOCK_PREFIX = "cbx-"
 _PLAN_PREFIX = "tpx-"
 
 
-def extended_end(store: MarketStore, kind: str, owner: str, end: datetime) -> datetime:
+def extended_end(
+    store: MarketStore, kind: str, owner: str, end: datetime, shown_at: datetime | None = None
+) -> datetime:
     """The end of a reservation after the extensions bought for it (`owner` is the
-    reservation id, or region/plan name)."""
+    reservation id, or region/plan name). With `shown_at`: as AWS's describes show it
+    then (an extension can be missing from them for a while); without: as it is."""
     for record in store.records(kind):
-        if record["owner"] == owner:
+        since = record.get("shown_from")
+        hidden = shown_at is not None and since and shown_at < datetime.fromisoformat(since)
+        if record["owner"] == owner and not hidden:
             end = max(end, datetime.fromisoformat(record["end"]))
     return end
 
@@ -61,7 +65,7 @@ class Extensions:
         new_end = end + timedelta(hours=hours)
         if not self._m.conditions.available(record["instance_type"], end, new_end, record["count"]):
             return {"CapacityBlockExtensionOfferings": []}
-        fee = self._fee(PriceKind.CAPACITY_BLOCK, record, region, end, new_end)
+        fee = self._fee(CAPACITY_BLOCK, record, region, end, new_end)
         offering_id = pack(_BLOCK_PREFIX, [reservation_id, to_epoch(end), to_epoch(new_end), fee])
         offering = {
             "CapacityBlockExtensionOfferingId": offering_id,
@@ -102,6 +106,7 @@ class Extensions:
             "fee": fee,
             "bought": now.isoformat(),
         }
+        self._m.stamp(extension, "PurchaseCapacityBlockExtension", now)
         if not self._m.store.add(BLOCK_EXTENSION, offering_id, extension):
             raise _bad_block_offering(offering_id)
         hours = int((new_end - current_end).total_seconds() // 3600)
@@ -159,7 +164,7 @@ class Extensions:
         empty: dict[str, Any] = {"TrainingPlanOfferings": [], "TrainingPlanExtensionOfferings": []}
         if not self._m.conditions.available(record["instance_type"], end, new_end, record["count"]):
             return empty
-        fee = self._fee(PriceKind.TRAINING_PLAN, record, region, end, new_end)
+        fee = self._fee(TRAINING_PLAN, record, region, end, new_end)
         zone = record["parts"][-1]["zone"]
         payload = [region, name, to_epoch(end), to_epoch(new_end), fee, zone]
         offering = {
@@ -196,6 +201,7 @@ class Extensions:
             "fee": fee,
             "bought": now.isoformat(),
         }
+        self._m.stamp(extension, "ExtendTrainingPlan", now)
         if not self._m.store.add(PLAN_EXTENSION, offering_id, extension):
             raise _bad_plan_offering(offering_id)
         return {
@@ -238,24 +244,21 @@ class Extensions:
             raise ec2_invalid(
                 f"Only active or scheduled reservations can be extended; this one is {state.value}."
             )
-        left = end - now
-        if not EXTEND_LATEST <= left <= EXTEND_EARLIEST:
+        if not extension_window_open(end, now):
             raise ec2_invalid(
                 "An extension can be requested between 1 hour and 56 days before the "
                 "reservation expires."
             )
-        total = (end - start) + timedelta(hours=hours)
-        if not capacity_block_duration_valid(hours) or total > timedelta(days=CB_MAX_DAYS):
+        if not extension_hours_valid(end - start, hours):
             raise ec2_invalid(
                 f"The extension duration {hours} hours is not valid: use 24-hour steps up to "
                 "14 days, then 7-day steps, up to 182 days in all."
             )
 
-    def _fee(
-        self, kind: PriceKind, record: Record, region: str, start: datetime, end: datetime
-    ) -> str:
-        """At the rate the reservation was bought at; the market's price factor moves it."""
-        price = self._m.catalog.price(kind, record["instance_type"], region)
+    def _fee(self, kind: str, record: Record, region: str, start: datetime, end: datetime) -> str:
+        """At the market's rate for the reservation; the market's price factor moves it."""
+        spec = self._m.world.spec(record["instance_type"])
+        price = spec.price(kind, region) if spec else None
         usd_per_hour = (price.usd_per_hour if price else 0.0) * self._m.conditions.price_factor
         return upfront_fee(usd_per_hour, start, end, record["count"])
 

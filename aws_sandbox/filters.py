@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from bot.adapters.aws.sandbox.errors import ec2_invalid
+from aws_sandbox.errors import ec2_invalid
 
 Tags = Sequence[Mapping[str, str]]
 # A filter name -> the record's values it compares against.

@@ -1,0 +1,333 @@
+"""EC2 instances: RunInstances, DescribeInstances and TerminateInstances, and which
+capacity reservation each one runs in.
+
+Rules (EC2 User Guide, "Capacity Reservations": targeted and open matching; "Use Capacity
+Blocks": launching into a block):
+- An instance that names a reservation (`CapacityReservationTarget`) runs in it, if the
+  reservation is active, has room, and has the instance's type and zone; a Capacity Block
+  also needs `InstanceMarketOptions.MarketType` = `capacity-block`.
+- An instance that names none, with the default preference (`open`), runs in an active
+  *open* reservation of its type and zone that has room; a *targeted* reservation takes
+  only instances that name it. Otherwise it runs as On-Demand (or Spot) capacity.
+- An instance takes its reservation's capacity until it is terminated.
+
+The store is insert-only: a termination is a record of its own, beside the launch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
+from aws_sandbox.filters import ec2_filter
+from aws_sandbox.pagination import paginate
+from aws_sandbox.parts import MarketParts
+from aws_sandbox.store import MarketStore, Record
+from aws_sandbox.world import zones_selling
+
+INSTANCE = "instance"
+TERMINATED = "instance-terminated"
+BOOT = timedelta(minutes=1)  # pending -> running
+SHUTDOWN = timedelta(minutes=1)  # shutting-down -> terminated
+GONE_AFTER = timedelta(hours=1)  # a terminated instance is still listed this long
+_STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48}
+
+
+def instance_state(store: MarketStore, record: Record, now: datetime) -> str:
+    ended = store.get(TERMINATED, record["id"])
+    if ended is not None:
+        at = datetime.fromisoformat(ended["at"])
+        return "shutting-down" if now < at + SHUTDOWN else "terminated"
+    return "pending" if now < datetime.fromisoformat(record["launched"]) + BOOT else "running"
+
+
+def instances_in(store: MarketStore, reservation_id: str, now: datetime) -> int:
+    """How many instances take capacity of this reservation now."""
+    return sum(
+        1
+        for r in store.records(INSTANCE)
+        if r.get("reservation") == reservation_id
+        and instance_state(store, r, now) in ("pending", "running")
+    )
+
+
+# Something that can take an instance: (reservation id, kind, type, zone, criteria,
+# active, room left) for every reservation of the region.
+Reservations = Callable[[str], list[dict[str, Any]]]
+
+
+class Instances:
+    def __init__(self, parts: MarketParts, reservations: Reservations) -> None:
+        self._m = parts
+        self._reservations = reservations
+
+    # --- RunInstances ----------------------------------------------------------------------
+
+    def run(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        instance_type = str(params.get("InstanceType") or "")
+        spec = self._m.world.spec(instance_type)
+        zones = self._m.zones_in(region)
+        if spec is None or region not in spec.sold_in:
+            raise SandboxError(
+                "Unsupported", f"The instance type {instance_type} is not supported in {region}."
+            )
+        low, high = int(params["MinCount"]), int(params["MaxCount"])
+        if not 1 <= low <= high:
+            raise ec2_invalid("MinCount must be at least 1 and no more than MaxCount.")
+        target = (params.get("CapacityReservationSpecification") or {}).get(
+            "CapacityReservationTarget"
+        ) or {}
+        preference = (params.get("CapacityReservationSpecification") or {}).get(
+            "CapacityReservationPreference", "open"
+        )
+        market = (params.get("InstanceMarketOptions") or {}).get("MarketType")
+        zone = (params.get("Placement") or {}).get("AvailabilityZone")
+        tags = _instance_tags(params.get("TagSpecifications", []))
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        now = self._m.clock.now()
+        if target.get("CapacityReservationId"):
+            reservation = self._targeted(str(target["CapacityReservationId"]), region, params)
+            zone, count = reservation["zone"], min(high, reservation["room"])
+            if count < low:
+                raise SandboxError(
+                    "ReservationCapacityExceeded",
+                    f"There is not enough capacity in {reservation['id']} for {low} instances "
+                    f"({reservation['room']} left).",
+                )
+            placed = reservation["id"]
+        else:
+            if market == "capacity-block":
+                raise ec2_invalid(
+                    "A Capacity Block instance must name its capacity reservation "
+                    "(CapacityReservationSpecification.CapacityReservationTarget)."
+                )
+            selling = zones_selling(spec, zones)
+            if zone is not None and zone not in selling:
+                raise SandboxError(
+                    "Unsupported",
+                    f"Your requested instance type ({instance_type}) is not supported in your "
+                    f"requested Availability Zone ({zone}). Please retry your request by not "
+                    f"specifying an Availability Zone or choosing {', '.join(selling)}.",
+                )
+            zone = zone or selling[0]
+            count, placed = high, None
+            if preference == "open" and market != "spot":
+                open_one = self._open_reservation(region, instance_type, zone, low)
+                if open_one is not None:
+                    count, placed = min(high, open_one["room"]), open_one["id"]
+        launched = [
+            self._launch(region, instance_type, zone, tags, placed, market, now)
+            for _ in range(count)
+        ]
+        return {
+            "ReservationId": f"r-{uuid.uuid4().hex[:17]}",
+            "OwnerId": self._m.account_id,
+            "Groups": [],
+            "Instances": [self._render(r, now) for r in launched],
+        }
+
+    def _targeted(
+        self, reservation_id: str, region: str, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        found = [r for r in self._reservations(region) if r["id"] == reservation_id]
+        if not found:
+            raise SandboxError(
+                "InvalidCapacityReservationId.NotFound",
+                f"The capacity reservation ID '{reservation_id}' does not exist",
+            )
+        reservation = found[0]
+        market = (params.get("InstanceMarketOptions") or {}).get("MarketType")
+        if reservation["kind"] == "capacity-block" and market != "capacity-block":
+            raise ec2_invalid(
+                "To launch into a Capacity Block, set InstanceMarketOptions.MarketType to "
+                "capacity-block."
+            )
+        if not reservation["active"]:
+            raise SandboxError(
+                "InvalidCapacityReservationState",
+                f"The capacity reservation {reservation_id} is not active.",
+            )
+        if params.get("InstanceType") != reservation["type"]:
+            raise ec2_invalid(
+                f"The instance type {params.get('InstanceType')} does not match the capacity "
+                f"reservation's ({reservation['type']})."
+            )
+        zone = (params.get("Placement") or {}).get("AvailabilityZone")
+        if zone is not None and zone != reservation["zone"]:
+            raise ec2_invalid(f"The capacity reservation is in {reservation['zone']}, not {zone}.")
+        return reservation
+
+    def _open_reservation(
+        self, region: str, instance_type: str, zone: str, count: int
+    ) -> dict[str, Any] | None:
+        for r in self._reservations(region):
+            if (
+                r["criteria"] == "open"
+                and r["active"]
+                and r["type"] == instance_type
+                and r["zone"] == zone
+                and r["room"] >= count
+            ):
+                return r
+        return None
+
+    def place(
+        self,
+        region: str,
+        instance_type: str,
+        tags: Mapping[str, str] | None = None,
+        reservation_id: str | None = None,
+    ) -> str:
+        """An instance running already, as a person would have launched it (tests and the
+        shell use RunInstances through a client; this skips the rules, for setting a scene)."""
+        zones = self._m.zones_in(region)
+        record = self._launch(
+            region,
+            instance_type,
+            zones[0] if zones else region,
+            [{"Key": k, "Value": v} for k, v in dict(tags or {}).items()],
+            reservation_id,
+            None,
+            self._m.clock.now() - BOOT,
+        )
+        return str(record["id"])
+
+    def _launch(
+        self,
+        region: str,
+        instance_type: str,
+        zone: str,
+        tags: list[dict[str, str]],
+        reservation_id: str | None,
+        market: str | None,
+        now: datetime,
+    ) -> Record:
+        record: Record = {
+            "id": f"i-{uuid.uuid4().hex[:17]}",
+            "region": region,
+            "type": instance_type,
+            "zone": zone,
+            "tags": tags,
+            "reservation": reservation_id,
+            "market": market,
+            "launched": now.isoformat(),
+        }
+        self._m.store.add(INSTANCE, record["id"], record)
+        return record
+
+    # --- DescribeInstances / TerminateInstances ---------------------------------------------
+
+    def describe(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        now = self._m.clock.now()
+        rendered = [self._render(r, now) for r in self._listed(region, now)]
+        ids = params.get("InstanceIds")
+        if ids:
+            known = {i["InstanceId"] for i in rendered}
+            missing = [i for i in ids if i not in known]
+            if missing:
+                raise _not_found(missing[0])
+            rendered = [i for i in rendered if i["InstanceId"] in ids]
+        keep = ec2_filter(params.get("Filters", []), _FILTERS, lambda i: i.get("Tags", []))
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        page, token = paginate([i for i in rendered if keep(i)], params, ec2_bad_token, 1000)
+        response: dict[str, Any] = {
+            "Reservations": [
+                {
+                    "ReservationId": f"r-{i['InstanceId'][2:]}",
+                    "OwnerId": self._m.account_id,
+                    "Groups": [],
+                    "Instances": [i],
+                }
+                for i in page
+            ]
+        }
+        if token:
+            response["NextToken"] = token
+        return response
+
+    def terminate(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        now = self._m.clock.now()
+        listed = {r["id"]: r for r in self._listed(region, now)}
+        ids: Sequence[str] = params["InstanceIds"]
+        missing = [i for i in ids if i not in listed]
+        if missing:
+            raise _not_found(missing[0])
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        changes = []
+        for instance_id in ids:
+            before = instance_state(self._m.store, listed[instance_id], now)
+            self._m.store.add(TERMINATED, instance_id, {"at": now.isoformat()})
+            after = instance_state(self._m.store, listed[instance_id], now)
+            changes.append(
+                {
+                    "InstanceId": instance_id,
+                    "CurrentState": {"Code": _STATE_CODES[after], "Name": after},
+                    "PreviousState": {"Code": _STATE_CODES[before], "Name": before},
+                }
+            )
+        return {"TerminatingInstances": changes}
+
+    def _listed(self, region: str, now: datetime) -> list[Record]:
+        """This region's instances, terminated ones for an hour after."""
+        out = []
+        for record in self._m.store.records(INSTANCE):
+            if record["region"] != region:
+                continue
+            ended = self._m.store.get(TERMINATED, record["id"])
+            if ended is not None and now >= datetime.fromisoformat(ended["at"]) + GONE_AFTER:
+                continue
+            out.append(record)
+        return out
+
+    def _render(self, record: Record, now: datetime) -> dict[str, Any]:
+        state = instance_state(self._m.store, record, now)
+        instance: dict[str, Any] = {
+            "InstanceId": record["id"],
+            "InstanceType": record["type"],
+            "Placement": {"AvailabilityZone": record.get("zone") or "", "Tenancy": "default"},
+            "State": {"Code": _STATE_CODES[state], "Name": state},
+            "LaunchTime": datetime.fromisoformat(record["launched"]),
+            "Tags": record["tags"],
+        }
+        if record.get("market") in ("spot", "capacity-block"):
+            instance["InstanceLifecycle"] = record["market"]
+        if record["reservation"]:
+            instance["CapacityReservationId"] = record["reservation"]
+        return instance
+
+
+def _instance_tags(specs: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    tags = []
+    for spec in specs:
+        if spec.get("ResourceType") not in ("instance", "volume", "network-interface"):
+            raise ec2_invalid(
+                f"'{spec.get('ResourceType')}' is not a valid taggable resource type for this "
+                "operation."
+            )
+        if spec.get("ResourceType") == "instance":
+            tags += [{"Key": t["Key"], "Value": t.get("Value", "")} for t in spec.get("Tags", [])]
+    return tags
+
+
+def _not_found(instance_id: str) -> SandboxError:
+    return SandboxError(
+        "InvalidInstanceID.NotFound", f"The instance ID '{instance_id}' does not exist"
+    )
+
+
+# The DescribeInstances filters the market knows (of the many EC2 documents).
+_FILTERS: Mapping[str, Callable[[Any], list[str]]] = {
+    "instance-id": lambda i: [i["InstanceId"]],
+    "instance-type": lambda i: [i["InstanceType"]],
+    "instance-state-name": lambda i: [i["State"]["Name"]],
+    "instance-state-code": lambda i: [str(i["State"]["Code"])],
+    "availability-zone": lambda i: [i["Placement"]["AvailabilityZone"]],
+    "capacity-reservation-id": lambda i: [i.get("CapacityReservationId", "")],
+    "instance-lifecycle": lambda i: [i.get("InstanceLifecycle", "")],
+}
