@@ -26,9 +26,8 @@ from botocore.client import BaseClient
 from botocore.model import OperationModel
 from botocore.validate import validate_parameters
 
-from bot.adapters.aws.clients import live_client
+from bot.adapters.aws.clients import session_clients
 from bot.adapters.aws.market import AwsClients
-from bot.domain.market import Origin
 
 REGION = "us-east-1"
 
@@ -44,13 +43,7 @@ def fake_session() -> boto3.session.Session:
 
 def live_clients(region: str = REGION, session: boto3.session.Session | None = None) -> AwsClients:
     """The clients `clients_factory` makes in live mode, on a session of the test's own."""
-    session = session or fake_session()
-    return AwsClients(
-        ec2=live_client(session, "ec2", region),
-        sagemaker=live_client(session, "sagemaker", region),
-        pricing=live_client(session, "pricing", "us-east-1"),
-        origin=Origin.LIVE,
-    )
+    return session_clients(session or fake_session(), region)
 
 
 # --- before-call: parsed responses by operation name ----------------------------------

@@ -175,6 +175,8 @@ def extension_card(
     blocks = [_section(text)]
     status = extension.status.value.replace("_", " ")
     line = f"Extension {extension.number}: *{status}*"
+    if extension.status is ExtensionStatus.PENDING_APPROVAL:
+        line += f" ({len(extension.approvals)} of {extension.required_approvals} approvals)"
     if extension.approved_by:
         verb = "rejected" if extension.status is ExtensionStatus.REJECTED else "approved"
         line += f" · {verb} by {user(extension.approved_by)}"
@@ -189,7 +191,7 @@ def extension_card(
                 "type": "actions",
                 "block_id": f"extension:{request_id}:{extension.number}",
                 "elements": [
-                    _button("Approve", ActionId.EXTENSION_APPROVE, value, "primary"),
+                    _button("Approve…", ActionId.EXTENSION_APPROVE, value, "primary"),
                     _button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
                 ],
             }
@@ -211,6 +213,19 @@ def _leftover_lines(found: Inventory) -> str:
     return "\n".join(lines)
 
 
+def _not_ours_lines(found: Inventory) -> str | None:
+    """What was found beside the request's own resources, which cleanup leaves alone."""
+    if not found.not_ours:
+        return None
+    lines = [
+        f"• {item.kind.label} `{esc(item.id)}`{f', {esc(item.note)}' if item.note else ''}"
+        for item in found.not_ours[:MAX_LEFTOVER_LINES]
+    ]
+    if len(found.not_ours) > MAX_LEFTOVER_LINES:
+        lines.append(f"…and {len(found.not_ours) - MAX_LEFTOVER_LINES} more")
+    return "*Not ours, left alone* (not tagged for this request):\n" + "\n".join(lines)
+
+
 def _cost_line(found: Inventory) -> str:
     if not found.usd_per_hour:
         return "Nothing here is billed, but it no longer works and is best removed."
@@ -230,6 +245,9 @@ def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Messag
         blocks.append(
             _context("An On-Demand Capacity Reservation is billed until it is cancelled.")
         )
+    others = _not_ours_lines(found)
+    if others:
+        blocks.append(_section(others))
     blocks.append(
         {
             "type": "actions",
@@ -270,10 +288,12 @@ def cleanup_escalation(
     else:
         why = f"{user(requester)} did not answer the cleanup prompts"
     head = f":warning: Request {request_id} has ended and {why}. Still there:"
+    others = _not_ours_lines(found)
     blocks = [
         _section(head),
         _section(_leftover_lines(found)),
         _section(_cost_line(found)),
+        *([_section(others)] if others else []),
         {
             "type": "actions",
             "block_id": f"cleanup-escalated:{request_id}",

@@ -104,6 +104,16 @@ class Catalog:
         except KeyError:
             raise UnknownInstanceType(name, self.closest(key)) from None
 
+    def capacity_block_regions(self) -> tuple[str, ...]:
+        """Every region the catalog knows Capacity Blocks to be sold in, for any type."""
+        regions = {
+            region
+            for entry in self._instances.values()
+            if entry.capacity_blocks.offered
+            for region in entry.capacity_blocks.regions
+        }
+        return tuple(sorted(regions))
+
     def closest(self, name: str, n: int = 3) -> list[str]:
         key = name.lower().removeprefix("ml.")
         return difflib.get_close_matches(key, self._instances, n=n, cutoff=0.5)

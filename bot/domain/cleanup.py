@@ -4,6 +4,10 @@ After the end the requester is asked to clean up, with three answers: Clean up n
 for a day, Not mine. A prompt nobody answers is repeated, then escalated to the approval
 channel. Cleaning up is verified: the prompt is resolved only when nothing tagged for the
 request is left (a fresh inventory is empty), never because a delete call returned.
+
+Only what carries the request's tag is ours to delete. Whatever else is found beside it (an
+untagged instance running in the request's reservation, an endpoint someone else put on
+its plan) is shown as "not ours, left alone", never priced as ours, never deleted.
 """
 
 from __future__ import annotations
@@ -59,14 +63,17 @@ class Leftover:
     region: str
     usd_per_hour: float | None = None  # None: costs nothing, or no known price
     note: str = ""  # e.g. "the plan it runs on has expired: it no longer serves"
+    ours: bool = True  # carries the request's tag; False: found beside it, left alone
 
 
 @dataclass(frozen=True)
 class Inventory:
-    """Everything found for one request at `checked_at`."""
+    """Everything found for one request at `checked_at`: `items` are the request's (tagged
+    for it), `not_ours` what was found beside them and is left alone."""
 
     items: tuple[Leftover, ...]
     checked_at: datetime
+    not_ours: tuple[Leftover, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -85,9 +92,16 @@ class Inventory:
 
 
 def inventory(items: Iterable[Leftover], checked_at: datetime) -> Inventory:
-    """One entry per resource even if several searches found it."""
-    unique = {(item.kind, item.region, item.id): item for item in items}
-    return Inventory(tuple(unique.values()), checked_at)
+    """One entry per resource even if several searches found it; a resource found as
+    ours by any search is ours."""
+    unique: dict[tuple[LeftoverKind, str, str], Leftover] = {}
+    for item in items:
+        key = (item.kind, item.region, item.id)
+        if key not in unique or item.ours:
+            unique[key] = item
+    ours = tuple(i for i in unique.values() if i.ours)
+    others = tuple(i for i in unique.values() if not i.ours)
+    return Inventory(ours, checked_at, others)
 
 
 class PromptStatus(StrEnum):

@@ -5,6 +5,7 @@ organisation's Capacity Block instance limit. Pure: no AWS, Slack or Redis.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,14 +61,33 @@ def lifecycle_state(kind: OptionKind, aws_state: str) -> State | None:
 
 
 # --- names and tokens -------------------------------------------------------------------
+# Nothing here is ever cut to fit: a name or token cut short can lose the attempt number
+# (the same token for different parameters) or end in "-" (which SageMaker's name pattern
+# refuses). A long namespace is shortened with a digest instead, so names stay distinct.
 
 _PLAN_NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9]+")
+_PLAIN_NAMESPACE = re.compile(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*")
+PLAN_NAME_MAX = 64  # CreateTrainingPlan: [a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}
+CLIENT_TOKEN_MAX = 64  # CreateCapacityReservation: up to 64 ASCII characters
+# Between the approvers in a tag value: every AWS tag allows spaces (SageMaker's tag value
+# pattern, [\p{L}\p{Z}\p{N}_.:/=+\-@]*, has no comma).
+TAG_LIST_SEPARATOR = " "
+
+
+def _short(namespace: str, keep: int) -> str:
+    """The namespace as itself when it is plain and short, else its first characters and
+    a digest of all of it (different namespaces never share a short form by accident)."""
+    if _PLAIN_NAMESPACE.fullmatch(namespace) and len(namespace) <= keep:
+        return namespace
+    cleaned = _PLAN_NAME_UNSAFE.sub("-", namespace).strip("-")[: keep - 9].strip("-")
+    digest = hashlib.sha256(namespace.encode()).hexdigest()[:8]
+    return f"{cleaned}-{digest}" if cleaned else digest
 
 
 def plan_name_prefix(namespace: str) -> str:
-    """Every plan the bot of this namespace creates starts with this."""
-    cleaned = _PLAN_NAME_UNSAFE.sub("-", namespace).strip("-") or "gpu"
-    return f"gpu-bot-{cleaned}-"[:40]
+    """Every plan the bot of this namespace creates starts with this (at most 38
+    characters, ending in "-")."""
+    return f"gpu-bot-{_short(namespace, 29)}-"
 
 
 def plan_name(namespace: str, request_id: str, attempt: int) -> str:
@@ -77,12 +97,24 @@ def plan_name(namespace: str, request_id: str, attempt: int) -> str:
     a failure can try again, while a retry of the same attempt finds the same plan.
     """
     rid = _PLAN_NAME_UNSAFE.sub("", request_id).lower()
-    return f"{plan_name_prefix(namespace)}{rid}-a{attempt}"[:64]
+    name = f"{plan_name_prefix(namespace)}{rid}-a{attempt}"
+    if len(name) > PLAN_NAME_MAX or not rid:
+        raise ValueError(f"no valid training plan name for {request_id} attempt {attempt}")
+    return name
+
+
+def plan_names_of(namespace: str, request_id: str) -> str:
+    """The start every plan name of this request has, whatever the attempt."""
+    return f"{plan_name_prefix(namespace)}{_PLAN_NAME_UNSAFE.sub('', request_id).lower()}-a"
 
 
 def client_token(namespace: str, request_id: str, attempt: int) -> str:
-    """CreateCapacityReservation's ClientToken (up to 64 ASCII characters)."""
-    return f"gpu-bot:{namespace}:{request_id}:{attempt}"[:64]
+    """CreateCapacityReservation's ClientToken: ASCII, at most 64 characters, one per
+    attempt of one request of one namespace."""
+    token = f"gpu-bot:{_short(namespace, 24)}:{request_id}:{attempt}"
+    if len(token) > CLIENT_TOKEN_MAX or not token.isascii():
+        raise ValueError(f"no valid client token for {request_id} attempt {attempt}")
+    return token
 
 
 def purchase_tags(
@@ -91,7 +123,7 @@ def purchase_tags(
     return {
         TAG_REQUEST: request_id,
         TAG_REQUESTER: requester,
-        TAG_APPROVERS: ",".join(approvers),
+        TAG_APPROVERS: TAG_LIST_SEPARATOR.join(approvers),
         TAG_NAMESPACE: namespace,
     }
 
@@ -158,9 +190,12 @@ def blocks_in_use(blocks: Iterable[BlockInUse]) -> list[BlockInUse]:
     return out
 
 
-def block_limit_refusal(wanted: int, blocks: Iterable[BlockInUse]) -> str | None:
+def block_limit_refusal(
+    wanted: int, blocks: Iterable[BlockInUse], regions: Iterable[str] = ()
+) -> str | None:
     """Why buying a block of `wanted` instances would break a Capacity Block limit, with
-    how many are in use and when they free up; None when it fits."""
+    how many are in use (in `regions`, which the text names) and when they free up; None
+    when it fits."""
     if wanted > MAX_BLOCK_INSTANCES:
         return (
             f"a Capacity Block holds at most {MAX_BLOCK_INSTANCES} instances, "
@@ -170,9 +205,11 @@ def block_limit_refusal(wanted: int, blocks: Iterable[BlockInUse]) -> str | None
     used = sum(b.instances for b in counted)
     if used + wanted <= MAX_ORG_BLOCK_INSTANCES:
         return None
+    where = ", ".join(regions)
     text = (
         f"{used} of {MAX_ORG_BLOCK_INSTANCES} Capacity Block instances are in use or booked "
-        f"across the accounts; {wanted} more would pass the limit"
+        f"across the accounts{f' in {where}' if where else ''}; {wanted} more would pass "
+        "the limit"
     )
     frees = _freed_by(counted, used + wanted - MAX_ORG_BLOCK_INSTANCES)
     if frees is not None:

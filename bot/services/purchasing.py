@@ -1,10 +1,14 @@
 """Buying what was approved, exactly once, and following it to its end.
 
 The purchase job wins `approved -> purchasing` by compare-and-set and records the attempt
-(when, which offering, which account, its lease) before any AWS call. A request found in
-`purchasing` whose attempt outlived its lease is reconciled (looked for in AWS by tag or
-plan name), never bought again: found, it goes on; not found, a person decides
-(`purchase_unknown`). Every state change schedules the notify job in the same step.
+(when, which offering, which account, its lease) before any AWS call. Just before buying
+it asks AWS whether it already holds the request's purchase (by tag or plan name): Redis
+keeps about the last second of writes at risk (AOF fsync every second), so an attempt
+record lost in a power cut must not become a second purchase. A purchase whose outcome is
+not certain (no answer, a 5xx, an answer to a re-send) is reconciled, never bought again:
+found, it goes on; not found, it is `purchase_unknown`, looked for again a few times, and
+a person decides. A request found in `purchasing` whose attempt outlived its lease is
+reconciled the same way. Every state change schedules the notify job in the same step.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from bot.domain.purchase import (
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
 from bot.services.changes import Change, apply_change
-from bot.services.jobs import RetryLater, notify_job, track_job
+from bot.services.jobs import RetryLater, notify_job, purchase_job, track_job
 from bot.services.ports import (
     Clock,
     Order,
@@ -45,6 +49,13 @@ ATTEMPT_LEASE = timedelta(minutes=5)
 # An On-Demand Capacity Reservation is created this long before its window opens.
 RESERVATION_LEAD = timedelta(minutes=10)
 THROTTLE_RETRIES = 5
+# After an unknown outcome AWS is asked again (it may show a purchase late), at growing
+# intervals, for this long; then only a person's Check again looks.
+RECONCILE_FOR = timedelta(hours=2)
+RECONCILE_FIRST = timedelta(minutes=1)
+RECONCILE_MAX = timedelta(minutes=20)
+# Refusals that leave nothing bought and are worth another try on the same approval.
+TRY_AGAIN = frozenset({PurchaseProblem.THROTTLED, PurchaseProblem.UNAVAILABLE})
 # Polls: soon while payment settles, then at the next moment something should change.
 FIRST_POLL = timedelta(minutes=1)
 MAX_POLL = timedelta(hours=1)
@@ -71,13 +82,17 @@ class PurchaseService:
         clock: Clock,
         namespace: str,
         default_account: str,
+        block_regions: Sequence[str] = (),
     ) -> None:
+        """`block_regions`: every region the bot may buy Capacity Blocks in; the
+        organisation's 256-instance limit is counted across all of them."""
         self.store = store
         self.purchaser = purchaser
         self.quotes = quotes
         self.clock = clock
         self.namespace = namespace
         self.default_account = default_account
+        self.block_regions = tuple(block_regions)
 
     # --- the purchase job --------------------------------------------------------------
 
@@ -101,7 +116,21 @@ class PurchaseService:
             if record.attempt.lease_until > now:
                 raise RetryLater(record.attempt.lease_until, "another worker is buying")
             return self.reconcile(record)
+        if record.state is State.PURCHASE_UNKNOWN and record.attempt is not None:
+            return self._look_again(record, now)
         return record  # decided, bought or failed already: nothing to do
+
+    def _look_again(self, record: CapacityRecord, now: datetime) -> CapacityRecord | None:
+        """An unknown outcome, looked for again (never bought): AWS may show it late."""
+        assert record.attempt is not None
+        saved = self.reconcile(record)
+        if saved is None or saved.state is not State.PURCHASE_UNKNOWN:
+            return saved
+        age = now - record.attempt.at
+        if age >= RECONCILE_FOR:
+            return saved  # a person decides (Check again / Mark failed)
+        wait = min(max(age, RECONCILE_FIRST), RECONCILE_MAX)
+        raise RetryLater(now + wait, "purchase outcome unknown: looking in AWS again")
 
     def _schedule_window(self, record: CapacityRecord) -> CapacityRecord | None:
         def scheduled(r: CapacityRecord) -> Change | None:
@@ -178,11 +207,18 @@ class PurchaseService:
         assert attempt is not None
         fee: float | None = None
         try:
+            # Look before you buy: AWS may hold this request's purchase already (an
+            # attempt record lost with Redis's last second, a purchase made elsewhere).
+            found = self.purchaser.find(self._order(record))
+            if found is not None:
+                log.warning("%s: AWS already holds its purchase; not buying", record.id)
+                return self._record(record.id, found, "found before buying")
             offering = record.chosen_offering
             if offering is not None:
                 if attempt.kind is OptionKind.CAPACITY_BLOCK:
+                    regions = self._regions(record)
                     refusal = block_limit_refusal(
-                        offering.count, self.purchaser.blocks_in_use(self._regions(record))
+                        offering.count, self.purchaser.blocks_in_use(regions), regions
                     )
                     if refusal is not None:
                         return self._requote(record, refusal[0].upper() + refusal[1:])
@@ -206,7 +242,9 @@ class PurchaseService:
         return self._record(record.id, reservation, "purchased")
 
     def _regions(self, record: CapacityRecord) -> list[str]:
-        return list(dict.fromkeys([record.request.region]))
+        """Where Capacity Blocks are counted: the request's region and every region the
+        bot buys them in (AWS counts the limit across regions, not per region)."""
+        return list(dict.fromkeys([record.request.region, *self.block_regions]))
 
     # --- outcomes ------------------------------------------------------------------------
 
@@ -250,31 +288,39 @@ class PurchaseService:
     def _refused(self, record: CapacityRecord, error: PurchaseError) -> CapacityRecord | None:
         if error.problem is PurchaseProblem.OUTCOME_UNKNOWN:
             log.warning("%s: purchase outcome unknown (%s): reconciling", record.id, error)
-            return self.reconcile(record, force=True)
-        if error.problem is PurchaseProblem.THROTTLED:
-            throttled = sum(1 for a in record.attempts if a.refused == PurchaseProblem.THROTTLED)
-            if throttled + 1 < THROTTLE_RETRIES:
-                return self._retry_throttled(record, throttled + 1)
+            return self.reconcile(record, force=True, why=str(error))
+        if error.problem in TRY_AGAIN:
+            tried = sum(1 for a in record.attempts if a.refused in TRY_AGAIN)
+            if tried + 1 < THROTTLE_RETRIES:
+                return self._retry_later(record, error, tried + 1)
         text = describe_problem(error)
         if error.problem in REQUOTE:
             return self._requote(record, text)
         return self._fail(record, text)
 
-    def _retry_throttled(self, record: CapacityRecord, times: int) -> CapacityRecord | None:
-        """AWS refused (nothing bought): mark the attempt refused and try again later."""
+    def _retry_later(
+        self, record: CapacityRecord, error: PurchaseError, times: int
+    ) -> CapacityRecord | None:
+        """Nothing was bought (AWS throttled, or could not be asked): mark the attempt
+        refused and try again later."""
         attempt = record.attempt
         assert attempt is not None
-        refused = attempt.model_copy(update={"refused": PurchaseProblem.THROTTLED.value})
+        refused = attempt.model_copy(update={"refused": error.problem.value})
+        what = (
+            "AWS throttled the purchase"
+            if error.problem is PurchaseProblem.THROTTLED
+            else (f"AWS could not be asked ({error.code})")
+        )
 
         def mark(r: CapacityRecord) -> Change | None:
             if r.state is not State.PURCHASING or r.attempt != attempt:
                 return None
             new = r.model_copy(update={"attempts": (*r.attempts[:-1], refused)})
-            return Change(new, "throttled", BOT, f"AWS throttled the purchase ({times})")
+            return Change(new, error.problem.value, BOT, f"{what} ({times})")
 
         apply_change(self.store, record.id, mark, self.clock.now)
         delay = timedelta(seconds=30 * 2 ** (times - 1))
-        raise RetryLater(self.clock.now() + delay, "AWS throttled the purchase")
+        raise RetryLater(self.clock.now() + delay, what)
 
     def _requote(self, record: CapacityRecord, why: str) -> CapacityRecord | None:
         """Buy nothing; quote again and ask the requester to submit anew (a new approval)."""
@@ -317,7 +363,9 @@ class PurchaseService:
 
     # --- crash safety ----------------------------------------------------------------------
 
-    def reconcile(self, record: CapacityRecord, force: bool = False) -> CapacityRecord | None:
+    def reconcile(
+        self, record: CapacityRecord, force: bool = False, why: str = ""
+    ) -> CapacityRecord | None:
         """Look in AWS for what the latest attempt bought; never buy."""
         attempt = record.attempt
         assert attempt is not None
@@ -337,19 +385,23 @@ class PurchaseService:
         def unknown(r: CapacityRecord) -> Change | None:
             if r.state is not State.PURCHASING or r.attempt != attempt:
                 return None
-            why = (
+            said = (
                 f"The purchase ({attempt.kind.label}, attempt {len(r.attempts)}) may or may not "
-                f"have happened, and AWS shows nothing tagged {r.id} in {attempt.account}. "
-                "Check the account, then press Check again or Mark failed."
+                f"have happened, and AWS shows nothing tagged {r.id} in {attempt.account} yet. "
+                "The bot looks again for two hours and never buys it again; check the "
+                "account, then press Check again or Mark failed."
             )
             new = r.model_copy(
                 update={
                     "state": State.PURCHASE_UNKNOWN,
-                    "failure": why,
+                    "failure": said,
                     "updated_at": self.clock.now(),
                 }
             )
-            return Change(new, "purchase unknown", BOT, why, (notify_job(r.id, self.clock.now()),))
+            now = self.clock.now()
+            jobs = (notify_job(r.id, now), purchase_job(r.id, now + RECONCILE_FIRST))
+            detail = f"{why}: {said}" if why else said
+            return Change(new, "purchase unknown", BOT, detail, jobs)
 
         saved, _ = apply_change(self.store, record.id, unknown, self.clock.now)
         return saved

@@ -29,7 +29,7 @@ def _odcr(bot: BotUnderTest, account: str, request_id: str) -> dict[str, Any]:
         ec2.create_capacity_reservation(
             InstanceType="p5.48xlarge",
             InstancePlatform="Linux/UNIX",
-            AvailabilityZone="us-east-1a",
+            AvailabilityZone="us-east-1b",
             InstanceCount=2,
             EndDateType="unlimited",
             TagSpecifications=[
@@ -49,7 +49,7 @@ def _ended(bot: BotUnderTest, cr: dict[str, Any], account: str) -> CapacityRecor
         id=cr["CapacityReservationId"],
         account=account,
         region="us-east-1",
-        availability_zone="us-east-1a",
+        availability_zone="us-east-1b",
         instance_type="p5.48xlarge",
         instances=2,
         start=now - timedelta(days=3),

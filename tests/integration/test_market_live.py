@@ -1108,6 +1108,8 @@ def test_an_unreadable_answer_costs_one_option_not_the_quote() -> None:
         ec2=Broken(),
         sagemaker=Broken(),
         pricing=Broken(),  # type: ignore[arg-type]
+        ec2_once=Broken(),
+        sagemaker_once=Broken(),
         origin=Origin.LIVE,
     )
     market = AwsMarket(lambda _r: clients, default_catalog())

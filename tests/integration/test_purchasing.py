@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.adapters.aws.sandbox.conditions import PurchaseFailure
+from aws_sandbox.conditions import PurchaseFailure
 from bot.blocks.ids import ActionId
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
@@ -27,7 +27,7 @@ RESEARCH_ROLE = "arn:aws:iam::111122223333:role/gpu-bot"
 
 
 def approve(bot: BotUnderTest, request_id: str) -> None:
-    reply, _ = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    reply, _ = bot.approve(request_id, APPROVER)
     assert reply.status == 200
     bot.wait()
 
@@ -259,7 +259,8 @@ from bot.config import Settings
 url, namespace, now, request_id, event = sys.argv[1:6]
 store = RedisStore(open_redis(url), namespace=namespace)
 services = build_services(Settings(), clock=ManualClock(datetime.fromisoformat(now)), store=store)
-ec2 = services.accounts.clients(None, "us-east-1").ec2
+# PurchaseCapacityBlock goes out on the client that never re-sends it.
+ec2 = services.accounts.clients(None, "us-east-1").ec2_once
 # Killed the hard way, with no chance to write anything more: right before the real
 # purchase call is sent, or right after its answer arrived (dry runs pass).
 def before(params, **kw):

@@ -150,12 +150,40 @@ def ended_with_leftovers(bot: BotUnderTest, kind: OptionKind = OptionKind.CAPACI
     move(bot, "R1", State.ACTIVE)
     bot.wait()
     sandbox = bot.market.leftovers
+    # Someone else's instance runs in the reservation, untagged; another request's runs
+    # elsewhere; the request's own is tagged for it.
     sandbox.place_instance("us-east-1", "p5.48xlarge", reservation_id=res.id)
+    sandbox.place_instance("us-east-1", "p5.48xlarge", tags={"gpu-bot:request-id": "R2"})
     sandbox.place_instance("us-east-1", "p5.48xlarge", tags={"gpu-bot:request-id": "R1"})
     bot.clock.set(res.end)
     move(bot, "R1", State.EXPIRED)
     bot.wait()
     return res
+
+
+def instance_states(bot: BotUnderTest) -> dict[str, str]:
+    found = bot.market.leftovers.describe_instances({}, "us-east-1")["Reservations"]
+    return {i["InstanceId"]: i["State"]["Name"] for r in found for i in r["Instances"]}
+
+
+def _instance_ids(bot: BotUnderTest, wanted: str | None) -> list[str]:
+    found = bot.market.leftovers.describe_instances({}, "us-east-1")["Reservations"]
+    return [
+        i["InstanceId"]
+        for r in found
+        for i in r["Instances"]
+        if {t["Key"]: t["Value"] for t in i["Tags"]}.get("gpu-bot:request-id") == wanted
+    ]
+
+
+def tagged(bot: BotUnderTest, request_id: str) -> str:
+    (instance,) = _instance_ids(bot, request_id)
+    return instance
+
+
+def untagged(bot: BotUnderTest) -> str:
+    (instance,) = _instance_ids(bot, None)
+    return instance
 
 
 def prompt_actions(bot: BotUnderTest, channel: str = DM) -> list[str]:
@@ -168,8 +196,11 @@ def test_the_cleanup_prompt_lists_what_is_left_and_clean_up_now_is_verified(make
     bot = make_bot()
     ended_with_leftovers(bot)
     prompt = bot.fake.of("chat.postMessage")[-1]
-    assert "still there" in prompt.text_of_blocks()
-    assert prompt.text_of_blocks().count("`i-") == 2
+    ours, _, others = prompt.text_of_blocks().partition("Not ours, left alone")
+    assert "still there" in ours
+    assert ours.count("`i-") == 1 and tagged(bot, "R1") in ours
+    assert others.count("`i-") == 1 and untagged(bot) in others  # listed, not priced
+    assert tagged(bot, "R2") not in ours + others  # another request's: not even listed
     assert prompt_actions(bot) == [
         ActionId.CLEANUP_NOW.value,
         ActionId.CLEANUP_KEEP.value,
@@ -185,7 +216,11 @@ def test_the_cleanup_prompt_lists_what_is_left_and_clean_up_now_is_verified(make
     bot.wait()
     # Deleted, but not resolved on the delete's word: the next look finds nothing.
     assert bot.record("R1").state is State.EXPIRED
-    assert bot.market.leftovers.describe_instances({}, "us-east-1")["Reservations"] == []
+    assert instance_states(bot) == {
+        tagged(bot, "R1"): "shutting-down",
+        tagged(bot, "R2"): "running",
+        untagged(bot): "running",  # not ours: left alone, whatever reservation it is in
+    }
     at(bot, bot.clock.now() + 2 * MIN)
     assert bot.record("R1").state is State.CLEANED_UP
     assert "cleaned up" in texts(bot)[-1]
@@ -247,20 +282,26 @@ def test_endpoints_left_on_an_expired_plan_are_listed_and_deleted(make_bot) -> N
     res = buy(bot, OptionKind.TRAINING_PLAN)
     at(bot, res.start + MIN)
     move(bot, "R1", State.ACTIVE)
-    bot.market.leftovers.place_endpoint("us-east-1", "chat-ep", res.id, "p5.48xlarge", 3)
-    bot.market.leftovers.place_endpoint("us-east-1", "other-ep", OTHER_PLAN, "p5.48xlarge", 1)
+    ours = {"gpu-bot:request-id": "R1"}
+    place = bot.market.leftovers.place_endpoint
+    place("us-east-1", "chat-ep", res.id, "p5.48xlarge", 3, tags=ours)
+    place("us-east-1", "other-ep", OTHER_PLAN, "p5.48xlarge", 1, tags=ours)
+    # On the plan, but not the bot's: someone deployed it by hand, without the tag.
+    place("us-east-1", "hand-ep", res.id, "p5.48xlarge", 1)
     bot.clock.set(res.end)
     move(bot, "R1", State.EXPIRED)
     bot.wait()
     blocks = bot.fake.of("chat.postMessage")[-1].text_of_blocks()
-    assert blocks.count("inference component") == 3
-    assert "`chat-ep`" in blocks and "`chat-ep-config`" in blocks and "other-ep" not in blocks
+    mine, _, others = blocks.partition("Not ours, left alone")
+    assert mine.count("inference component") == 3
+    assert "`chat-ep`" in mine and "`chat-ep-config`" in mine and "other-ep" not in blocks
+    assert "`hand-ep`" in others and "hand-ep" not in mine
     bot.click(ActionId.CLEANUP_NOW.value, "R1", REQUESTER)
     bot.wait()
     at(bot, bot.clock.now() + 2 * MIN)
     assert bot.record("R1").state is State.CLEANED_UP
     left = bot.market.leftovers.list_endpoints({}, "us-east-1")["Endpoints"]
-    assert [e["EndpointName"] for e in left] == ["other-ep"]
+    assert sorted(e["EndpointName"] for e in left) == ["hand-ep", "other-ep"]
 
 
 def test_app_home_shows_live_reservations_with_time_left_and_the_next_reminder(make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -3,7 +3,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+import botocore.session
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
@@ -16,6 +19,7 @@ from bot.domain.purchase import (
     offering_moved,
     plan_name,
     plan_name_prefix,
+    purchase_tags,
 )
 from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
 from tests.factories import NOW, make_record
@@ -156,3 +160,50 @@ def test_only_pending_scheduled_and_active_blocks_count() -> None:
 def test_a_block_holds_at_most_64_instances() -> None:
     assert block_limit_refusal(64, []) is None
     assert "at most 64" in (block_limit_refusal(65, []) or "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    namespace=st.from_regex(r"[A-Za-z0-9_-]{1,40}", fullmatch=True),
+    request=st.integers(min_value=1, max_value=10**9),
+    attempt=st.integers(min_value=1, max_value=10**4),
+    approvers=st.lists(st.from_regex(r"U[A-Z0-9]{8,11}", fullmatch=True), max_size=3),
+)
+def test_every_name_token_and_tag_the_bot_sends_fits_the_service_models(
+    namespace: str, request: int, attempt: int, approvers: list[str]
+) -> None:
+    # Whatever GPU_BOT_NAMESPACE accepts, and Slack's user ids: the values go into
+    # CreateTrainingPlan's name, CreateCapacityReservation's token, and the tags of every
+    # purchase, which AWS's servers check against these patterns (the sandbox as well).
+    from aws_sandbox.shapes import request_violations
+
+    rid = f"R{request}"
+    sagemaker = botocore.session.get_session().get_service_model("sagemaker")
+    ec2 = botocore.session.get_session().get_service_model("ec2")
+    tags = [
+        {"Key": k, "Value": v} for k, v in purchase_tags(namespace, rid, "U0REQ", approvers).items()
+    ]
+    plan = {
+        "TrainingPlanName": plan_name(namespace, rid, attempt),
+        "TrainingPlanOfferingId": "tpo-x",
+        "Tags": tags,
+    }
+    assert (
+        request_violations(sagemaker.operation_model("CreateTrainingPlan").input_shape, plan) == []
+    )
+    token = client_token(namespace, rid, attempt)
+    assert len(token) <= 64 and token.isascii()
+    spec = [{"ResourceType": "capacity-reservation", "Tags": tags}]
+    reservation = {
+        "ClientToken": token,
+        "InstanceType": "p5.48xlarge",
+        "InstancePlatform": "Linux/UNIX",
+        "InstanceCount": 1,
+        "TagSpecifications": spec,
+    }
+    shape = ec2.operation_model("CreateCapacityReservation").input_shape
+    assert request_violations(shape, reservation) == []
+    # Distinct per attempt, and between namespaces that are not the same.
+    assert plan_name(namespace, rid, attempt) != plan_name(namespace, rid, attempt + 1)
+    assert client_token(namespace, rid, attempt) != client_token(namespace, rid, attempt + 1)
+    assert plan_name(namespace, rid, attempt) != plan_name(namespace + "x", rid, attempt)

@@ -6,16 +6,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.adapters.aws.accounts import AccountClients
-from bot.adapters.aws.market import AwsClients
+from bot.adapters.aws.market import AwsClients, SkipOffering, upfront_fee
+from bot.adapters.aws.purchasing import checked_call, purchase_error
 from bot.domain.catalog import Catalog, PriceKind
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind, inventory
 from bot.domain.extension import ExtensionOffer
 from bot.domain.records import CapacityRecord, Reservation
-from bot.services.ports import Clock
+from bot.services.ports import Clock, ExtensionUnavailable
 
 log = logging.getLogger(__name__)
 REQUEST_TAG = "gpu-bot:request-id"
@@ -36,6 +38,21 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
+def _tags(raw: Any) -> dict[str, str]:
+    return {t["Key"]: t.get("Value", "") for t in raw.get("Tags", []) or []}
+
+
+def _extension_fee(raw: Any) -> tuple[float, str]:
+    """An extension offer's fee, read as a main offering's is: without a fee, or in
+    another currency than USD, it is not offered."""
+    try:
+        return upfront_fee(raw)
+    except SkipOffering as exc:
+        raise ExtensionUnavailable(
+            f"AWS's extension offer cannot be bought as it is: {exc}"
+        ) from exc
+
+
 class AwsAftercare:
     """ExtensionMarket and Leftovers, in the account and region each reservation (or
     request) is in."""
@@ -52,6 +69,12 @@ class AwsAftercare:
     # --- extensions -----------------------------------------------------------------------
 
     def extension_offer(self, reservation: Reservation, hours: int) -> ExtensionOffer | None:
+        try:
+            return self._extension_offer(reservation, hours)
+        except (ClientError, BotoCoreError) as exc:
+            raise purchase_error(exc, "looking up the extension offer") from exc
+
+    def _extension_offer(self, reservation: Reservation, hours: int) -> ExtensionOffer | None:
         aws = self.accounts.clients(reservation.account, reservation.region)
         if reservation.kind == "training-plan":
             found = aws.sagemaker.search_training_plan_offerings(
@@ -59,31 +82,39 @@ class AwsAftercare:
             ).get("TrainingPlanExtensionOfferings", [])
             if not found:
                 return None
-            plan = found[0]
+            plan: Any = found[0]
+            fee, currency = _extension_fee(plan)
             return ExtensionOffer(
                 offering_id=plan["TrainingPlanExtensionOfferingId"],
                 hours=int(plan.get("DurationHours") or hours),
                 start=_utc(plan["StartDate"]),
                 end=_utc(plan["EndDate"]),
-                fee_usd=float(plan.get("UpfrontFee") or 0),
-                currency=plan.get("CurrencyCode") or "USD",
+                fee_usd=fee,
+                currency=currency,
             )
         offers = aws.ec2.describe_capacity_block_extension_offerings(
             CapacityReservationId=reservation.id, CapacityBlockExtensionDurationHours=hours
         ).get("CapacityBlockExtensionOfferings", [])
         if not offers:
             return None
-        block = offers[0]
+        block: Any = offers[0]
+        fee, currency = _extension_fee(block)
         return ExtensionOffer(
             offering_id=block["CapacityBlockExtensionOfferingId"],
             hours=int(block.get("CapacityBlockExtensionDurationHours") or hours),
             start=_utc(block["CapacityBlockExtensionStartDate"]),
             end=_utc(block["CapacityBlockExtensionEndDate"]),
-            fee_usd=float(block.get("UpfrontFee") or 0),
-            currency=block.get("CurrencyCode") or "USD",
+            fee_usd=fee,
+            currency=currency,
         )
 
     def current_end(self, reservation: Reservation) -> datetime:
+        try:
+            return self._current_end(reservation)
+        except (ClientError, BotoCoreError) as exc:
+            raise purchase_error(exc, "looking up where the reservation ends") from exc
+
+    def _current_end(self, reservation: Reservation) -> datetime:
         aws = self.accounts.clients(reservation.account, reservation.region)
         if reservation.kind == "training-plan":
             plan = aws.sagemaker.describe_training_plan(TrainingPlanName=reservation.id)
@@ -92,40 +123,55 @@ class AwsAftercare:
         return _utc(found["CapacityReservations"][0]["EndDate"])
 
     def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
+        """Neither extension call has a client token: both go out once (the `_once`
+        clients), and a failure without a certain answer is OUTCOME_UNKNOWN."""
         aws = self.accounts.clients(reservation.account, reservation.region)
-        if reservation.kind == "training-plan":
-            done = aws.sagemaker.extend_training_plan(
-                TrainingPlanExtensionOfferingId=offer.offering_id
-            )["TrainingPlanExtensions"][0]
-            end = _utc(done["EndDate"]) if done.get("EndDate") else offer.end
-        else:
-            bought = aws.ec2.purchase_capacity_block_extension(
-                CapacityBlockExtensionOfferingId=offer.offering_id,
-                CapacityReservationId=reservation.id,
-            )["CapacityBlockExtensions"][0]
-            end = _utc(bought.get("CapacityBlockExtensionEndDate") or offer.end)
+        try:
+            if reservation.kind == "training-plan":
+                done = checked_call(
+                    aws.sagemaker_once,
+                    "sagemaker",
+                    "ExtendTrainingPlan",
+                    TrainingPlanExtensionOfferingId=offer.offering_id,
+                )["TrainingPlanExtensions"][0]
+                end = _utc(done["EndDate"]) if done.get("EndDate") else offer.end
+            else:
+                bought = checked_call(
+                    aws.ec2_once,
+                    "ec2",
+                    "PurchaseCapacityBlockExtension",
+                    CapacityBlockExtensionOfferingId=offer.offering_id,
+                    CapacityReservationId=reservation.id,
+                )["CapacityBlockExtensions"][0]
+                end = _utc(bought.get("CapacityBlockExtensionEndDate") or offer.end)
+        except (ClientError, BotoCoreError) as exc:
+            raise purchase_error(exc, "buying the extension", buying=True) from exc
         fee = (reservation.fee_usd or 0.0) + offer.fee_usd
         return reservation.model_copy(update={"end": end, "fee_usd": fee})
 
     # --- leftovers ------------------------------------------------------------------------
 
     def find(self, record: CapacityRecord) -> Inventory:
+        """What is left for the request: only what carries its tag is ours; what else
+        runs in its reservation or on its plan is listed as not ours."""
         res = record.reservation
         region = res.region if res else record.request.region
         aws = self._clients(record, region)
         items: list[Leftover] = []
         if res is not None and res.kind == "on-demand-reservation":
-            items += self._reservation_still_billing(aws, res)
+            items += self._reservation_still_billing(aws, res, record.id)
         items += self._instances(aws, region, record.id, res)
         if res is not None and res.kind == "training-plan":
-            items += self._endpoints_on_plan(aws, region, res.id)
+            items += self._endpoints_on_plan(aws, region, res.id, record.id)
         return inventory(items, self.clock.now())
 
     def _od_price(self, instance_type: str, region: str) -> float | None:
         price = self.catalog.price(PriceKind.ON_DEMAND, instance_type, region)
         return price.usd_per_hour if price else None
 
-    def _reservation_still_billing(self, aws: AwsClients, res: Reservation) -> list[Leftover]:
+    def _reservation_still_billing(
+        self, aws: AwsClients, res: Reservation, request_id: str
+    ) -> list[Leftover]:
         try:
             found = aws.ec2.describe_capacity_reservations(CapacityReservationIds=[res.id])
         except ClientError as error:
@@ -139,13 +185,17 @@ class AwsAftercare:
                 # An ODCR bills its unused capacity; instances in it are billed as themselves.
                 unused = int(cr.get("AvailableInstanceCount", cr.get("TotalInstanceCount", 0)))
                 cost = hourly * unused if hourly is not None else None
+                ours = _tags(cr).get(REQUEST_TAG) == request_id
                 items.append(
                     Leftover(
                         LeftoverKind.CAPACITY_RESERVATION,
                         cr["CapacityReservationId"],
                         res.region,
-                        cost,
-                        f"{unused} unused x {cr['InstanceType']}: cancel it now",
+                        cost if ours else None,
+                        f"{unused} unused x {cr['InstanceType']}: cancel it now"
+                        if ours
+                        else f"not tagged {REQUEST_TAG}={request_id}",
+                        ours=ours,
                     )
                 )
         return items
@@ -153,35 +203,60 @@ class AwsAftercare:
     def _instances(
         self, aws: AwsClients, region: str, request_id: str, res: Reservation | None
     ) -> list[Leftover]:
-        searches: list[tuple[str, str]] = [(f"tag:{REQUEST_TAG}", request_id)]
+        """Instances tagged for the request (ours), and those running in its reservation
+        without the tag (not ours: someone else's, left alone)."""
+        items = [
+            self._instance(instance, region, ours=True)
+            for instance in self._live_instances(aws, f"tag:{REQUEST_TAG}", request_id)
+        ]
         if res is not None and res.kind != "training-plan":
-            searches.append(("capacity-reservation-id", res.id))
-        items = []
-        for name, value in searches:
-            pages = aws.ec2.get_paginator("describe_instances").paginate(
-                Filters=[
-                    {"Name": name, "Values": [value]},
-                    {"Name": "instance-state-name", "Values": LIVE_INSTANCE_STATES},
-                ]
-            )
-            for page in pages:
-                for group in page.get("Reservations", []):
-                    for instance in group.get("Instances", []):
-                        kind = instance.get("InstanceType", "")
-                        running = (instance.get("State") or {}).get("Name") != "stopped"
-                        items.append(
-                            Leftover(
-                                LeftoverKind.INSTANCE,
-                                instance["InstanceId"],
-                                region,
-                                self._od_price(kind, region) if running else None,
-                                f"{kind}, {(instance.get('State') or {}).get('Name', '?')}",
-                            )
-                        )
+            for instance in self._live_instances(aws, "capacity-reservation-id", res.id):
+                ours = _tags(instance).get(REQUEST_TAG) == request_id
+                items.append(self._instance(instance, region, ours=ours))
         return items
 
-    def _endpoints_on_plan(self, aws: AwsClients, region: str, plan_arn: str) -> list[Leftover]:
+    def _live_instances(self, aws: AwsClients, name: str, value: str) -> list[Any]:
+        pages = aws.ec2.get_paginator("describe_instances").paginate(
+            Filters=[
+                {"Name": name, "Values": [value]},
+                {"Name": "instance-state-name", "Values": LIVE_INSTANCE_STATES},
+            ]
+        )
+        return [
+            instance
+            for page in pages
+            for group in page.get("Reservations", [])
+            for instance in group.get("Instances", [])
+        ]
+
+    def _instance(self, instance: Any, region: str, ours: bool) -> Leftover:
+        kind = instance.get("InstanceType", "")
+        state = (instance.get("State") or {}).get("Name", "?")
+        priced = ours and state != "stopped"
+        note = f"{kind}, {state}"
+        if not ours:
+            note += f", in the reservation but not tagged {REQUEST_TAG}"
+        return Leftover(
+            LeftoverKind.INSTANCE,
+            instance["InstanceId"],
+            region,
+            self._od_price(kind, region) if priced else None,
+            note,
+            ours=ours,
+        )
+
+    def _endpoints_on_plan(
+        self, aws: AwsClients, region: str, plan_arn: str, request_id: str
+    ) -> list[Leftover]:
+        """Endpoints on the plan, with their configs and components; ours when each
+        carries the request's tag (the bot tags everything it deploys)."""
         sm = aws.sagemaker
+
+        def ours(arn: str | None) -> bool:
+            if not arn:
+                return False
+            return _tags(sm.list_tags(ResourceArn=arn)).get(REQUEST_TAG) == request_id
+
         items: list[Leftover] = []
         for page in sm.get_paginator("list_endpoints").paginate():
             for summary in page.get("Endpoints", []):
@@ -207,21 +282,56 @@ class AwsAftercare:
                                 region,
                                 None,
                                 f"on {name}",
+                                ours=ours(component.get("InferenceComponentArn")),
                             )
                         )
-                items.append(Leftover(LeftoverKind.ENDPOINT, name, region, None, note))
-                items.append(Leftover(LeftoverKind.ENDPOINT_CONFIG, config_name, region))
+                items.append(
+                    Leftover(
+                        LeftoverKind.ENDPOINT,
+                        name,
+                        region,
+                        None,
+                        note,
+                        ours=ours(endpoint.get("EndpointArn")),
+                    )
+                )
+                items.append(
+                    Leftover(
+                        LeftoverKind.ENDPOINT_CONFIG,
+                        config_name,
+                        region,
+                        ours=ours(config.get("EndpointConfigArn")),
+                    )
+                )
         return items
 
     def delete(self, record: CapacityRecord, items: Sequence[Leftover]) -> None:
+        """Delete the request's own resources; anything not tagged for it is left alone,
+        whatever reservation it runs in (an instance's tag is looked at again just before
+        it is terminated)."""
         for item in items:
             aws = self._clients(record, item.region)
+            if not item.ours or not self._still_ours(aws, item, record.id):
+                log.warning("%s %s is not tagged for %s: left alone", item.kind, item.id, record.id)
+                continue
             try:
                 self._delete_one(aws, item)
             except ClientError as error:
                 if error.response["Error"]["Code"] not in GONE:
                     raise
                 log.info("%s %s was already gone", item.kind.value, item.id)
+
+    def _still_ours(self, aws: AwsClients, item: Leftover, request_id: str) -> bool:
+        if item.kind is not LeftoverKind.INSTANCE:
+            return True  # found tagged a moment ago; endpoints' tags do not change
+        try:
+            found = aws.ec2.describe_instances(InstanceIds=[item.id])
+        except ClientError as error:
+            if error.response["Error"]["Code"] in GONE:
+                return False
+            raise
+        instances = [i for r in found.get("Reservations", []) for i in r.get("Instances", [])]
+        return any(_tags(i).get(REQUEST_TAG) == request_id for i in instances)
 
     def _delete_one(self, aws: AwsClients, item: Leftover) -> None:
         if item.kind is LeftoverKind.INSTANCE:

@@ -1,4 +1,17 @@
-"""boto3 clients for a region: live AWS, or the sandbox market on the same clients."""
+"""boto3 clients for a region: live AWS, or the sandbox market on the same clients.
+
+Two retry policies, decided here for every call the bot makes:
+- RETRIES, for reads, searches and the purchases whose re-send is harmless: botocore's
+  standard mode (exponential backoff with jitter, a retry quota, 5 attempts in all).
+  CreateCapacityReservation carries a ClientToken and CreateTrainingPlan a unique name, so
+  AWS answers a re-sent one with the reservation or plan it already made (or "exists"),
+  never a second one: they may keep these retries.
+- ONCE, for the calls that buy and carry no client token (PurchaseCapacityBlock,
+  PurchaseCapacityBlockExtension, ExtendTrainingPlan): sent once, never re-sent by the SDK,
+  with a read timeout long enough for a slow answer. A re-send after AWS committed would be
+  a second purchase, or an error about the first that reads as "nothing was bought"; an
+  answer that does not come is reconciled instead (bot/adapters/aws/purchasing.py).
+"""
 
 from __future__ import annotations
 
@@ -15,15 +28,45 @@ from bot.config import Settings
 from bot.domain.market import Origin
 from bot.services.ports import Clock
 
-# Throttling is retried with botocore's standard mode: exponential backoff with jitter, a
-# retry quota, 5 attempts in all (`total_max_attempts`; botocore's `max_attempts` counts
-# retries, not attempts).
 RETRIES = Config(
     retries={"mode": "standard", "total_max_attempts": 5},
     connect_timeout=5,
     read_timeout=20,
     max_pool_connections=16,
 )
+ONCE = Config(
+    retries={"mode": "standard", "total_max_attempts": 1},
+    connect_timeout=10,
+    read_timeout=120,
+    max_pool_connections=4,
+)
+PRICING_REGION = "us-east-1"  # the Pricing API is served there whatever the region
+
+# (service, region, config) -> a boto3 client
+ClientMaker = Callable[[str, str, Config], Any]
+
+
+def make_clients(client: ClientMaker, region: str, origin: Origin) -> AwsClients:
+    """Every client the adapters use in one region, each with its retry policy."""
+    return AwsClients(
+        ec2=client("ec2", region, RETRIES),
+        sagemaker=client("sagemaker", region, RETRIES),
+        pricing=client("pricing", PRICING_REGION, RETRIES),
+        ec2_once=client("ec2", region, ONCE),
+        sagemaker_once=client("sagemaker", region, ONCE),
+        origin=origin,
+    )
+
+
+def session_clients(session: boto3.session.Session, region: str) -> AwsClients:
+    """Live clients on a boto3 session (the caller serialises access to the session)."""
+    return make_clients(
+        lambda service, where, config: session.client(  # type: ignore[call-overload]
+            service, region_name=where, config=config
+        ),
+        region,
+        Origin.LIVE,
+    )
 
 
 def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClients]:
@@ -31,7 +74,8 @@ def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClie
     thread-safe; sessions are not, so each factory owns its session)."""
     known = partition_regions(settings.aws_region)
     if settings.sandbox:
-        from bot.adapters.aws.sandbox import SandboxMarket, sandbox_clients
+        from aws_sandbox import SandboxMarket
+        from bot.adapters.aws.sandboxed import sandbox_clients
 
         market = SandboxMarket(clock=clock)
         return _cached(lambda region: sandbox_clients(market, region), known)
@@ -40,22 +84,18 @@ def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClie
 
     def live(region: str) -> AwsClients:
         with lock:
-            return AwsClients(
-                ec2=live_client(session, "ec2", region),
-                sagemaker=live_client(session, "sagemaker", region),
-                pricing=live_client(session, "pricing", "us-east-1"),
-                origin=Origin.LIVE,
-            )
+            return session_clients(session, region)
 
     return _cached(live, known)
 
 
 def live_client(session: boto3.session.Session, service: str, region: str) -> Any:
-    """One client with the adapter's retry policy (RETRIES).
+    """One client with the read policy (RETRIES).
 
-    `CapacityBlockDescribeLimitExceeded` is deliberately not retried: EC2 documents it as
-    an account limit (it also answers it when the account's Capacity Block quota is 0), so
-    retrying only spends the user's time; the quote says what it means instead."""
+    `CapacityBlockDescribeLimitExceeded` is deliberately not retried (botocore does not
+    count it as throttling): EC2 documents it as an account limit (it also answers it when
+    the account's Capacity Block quota is 0), so retrying only spends the user's time; the
+    quote says what it means instead."""
     return session.client(service, region_name=region, config=RETRIES)  # type: ignore[call-overload]
 
 

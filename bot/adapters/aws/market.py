@@ -1,7 +1,8 @@
 """Offerings and prices for one request from boto3 clients, fetched concurrently.
 
 The same code runs against live AWS and against the sandbox market (which answers on the
-clients' `before-call` event), so the sandbox exercises exactly what production runs.
+clients' `before-send` event, inside botocore's retry loop), so the sandbox exercises
+exactly what production runs.
 Hourly prices go through a cache with a TTL; reserved offerings are always fetched fresh.
 """
 
@@ -87,10 +88,14 @@ class AwsClients:
     ec2: EC2Client
     sagemaker: SageMakerClient
     pricing: PricingClient  # the Pricing API lives in us-east-1 whatever the region
+    # The same services for the calls that buy without a client token: sent once, never
+    # re-sent by the SDK (see clients.py).
+    ec2_once: EC2Client
+    sagemaker_once: SageMakerClient
     origin: Origin = Origin.LIVE  # LIVE for AWS, SANDBOX for the simulated market
 
     def __post_init__(self) -> None:
-        for client in (self.ec2, self.sagemaker, self.pricing):
+        for client in (self.ec2, self.sagemaker, self.pricing, self.ec2_once, self.sagemaker_once):
             count_calls(client)
 
 
@@ -476,8 +481,9 @@ def _need(raw: dict[str, Any], field: str) -> Any:
     return value
 
 
-def _fee(raw: dict[str, Any]) -> tuple[float, str]:
-    """The upfront fee in USD, or `SkipOffering`: a fee in another currency is not summed."""
+def upfront_fee(raw: dict[str, Any]) -> tuple[float, str]:
+    """The upfront fee in USD, or `SkipOffering`: a fee in another currency is not summed.
+    The same reading for offerings and for extension offerings."""
     text = _need(raw, "UpfrontFee")
     try:
         fee = Decimal(str(text))
@@ -526,7 +532,7 @@ def _capacity_blocks(
 
 
 def _capacity_block_offering(clients: AwsClients, raw: Any, now: datetime) -> Offering:
-    fee, currency = _fee(raw)
+    fee, currency = upfront_fee(raw)
     start, end = _utc(_need(raw, "StartDate")), _utc(_need(raw, "EndDate"))
     if end <= start:
         raise SkipOffering("it ends before it starts")
@@ -586,7 +592,7 @@ def _training_plans(
 
 
 def _training_plan_offering(clients: AwsClients, raw: Any, now: datetime) -> Offering:
-    fee, currency = _fee(raw)
+    fee, currency = upfront_fee(raw)
     raw_parts = raw.get("ReservedCapacityOfferings") or []
     if not raw_parts:
         raise SkipOffering("AWS sent no ReservedCapacityOfferings (no window to show)")

@@ -1,8 +1,11 @@
 """Buying and following reservations with boto3 (live AWS or the sandbox market).
 
-Implements the `Purchaser` port. Every call runs in the order's account; throttling is
-retried by the clients themselves (botocore standard mode, see clients.py), so what
-reaches the service is a decision: refused (nothing bought) or unknown (maybe bought).
+Implements the `Purchaser` port. Every call runs in the order's account. Reads are retried
+by the clients themselves (botocore standard mode, see clients.py); PurchaseCapacityBlock
+is sent once. What reaches the service is a decision: refused (AWS answered, nothing was
+bought) or unknown (it may have been bought: no answer, a 5xx, or an answer to a re-send).
+Every purchase call is checked against the service model (patterns included) before it is
+sent, so a tag or name AWS would refuse is caught here, not by a failed purchase.
 """
 
 from __future__ import annotations
@@ -13,20 +16,27 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from botocore import xform_name
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
-    ConnectionClosedError,
+    ConnectTimeoutError,
     EndpointConnectionError,
-    ReadTimeoutError,
 )
 
 from bot.adapters.aws.accounts import AccountClients
 from bot.adapters.aws.market import AwsClients, AwsMarket
+from bot.adapters.aws.request_check import request_problems
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import OptionKind
 from bot.domain.market import Offering
-from bot.domain.purchase import TAG_NAMESPACE, TAG_REQUEST, BlockInUse, plan_name_prefix
+from bot.domain.purchase import (
+    TAG_NAMESPACE,
+    TAG_REQUEST,
+    BlockInUse,
+    plan_name_prefix,
+    plan_names_of,
+)
 from bot.domain.records import Reservation
 from bot.domain.request import CapacityRequest
 from bot.services.ports import Clock, Order, PurchaseError, PurchaseProblem
@@ -73,7 +83,7 @@ class AwsPurchaser:
         try:
             offerings: list[Offering] = market.calls(request, self._clock.now())[name]()
         except (ClientError, BotoCoreError) as exc:
-            raise _purchase_error(exc, f"looking up the offering ({name})") from exc
+            raise purchase_error(exc, f"looking up the offering ({name})") from exc
         same_id = [o for o in offerings if o.offering_id == approved.offering_id]
         if same_id:
             return same_id[0]
@@ -96,9 +106,9 @@ class AwsPurchaser:
         except ClientError as exc:
             if _code(exc) == "DryRunOperation":
                 return
-            raise _purchase_error(exc, "the dry run") from exc
+            raise purchase_error(exc, "the dry run") from exc
         except BotoCoreError as exc:
-            raise _purchase_error(exc, "the dry run") from exc
+            raise purchase_error(exc, "the dry run") from exc
 
     def buy(self, order: Order) -> Reservation:
         try:
@@ -123,58 +133,96 @@ class AwsPurchaser:
                     f"a training plan named {order.token} exists and was not bought for this "
                     "request",
                 ) from exc
-            raise _purchase_error(exc, "the purchase") from exc
+            raise purchase_error(exc, "the purchase", buying=True) from exc
         return self._reservation_from(order, response)
 
     def _call(self, order: Order, dry_run: bool) -> dict[str, Any]:
         clients = self._clients(order.account, order.region)
-        # Typed as Any: the stubs' TypedDict unions reject plain dict literals here.
-        ec2: Any = clients.ec2
-        sagemaker: Any = clients.sagemaker
         tags = [{"Key": k, "Value": v} for k, v in order.tags.items()]
         if order.kind is OptionKind.CAPACITY_BLOCK:
-            result: dict[str, Any] = dict(
-                ec2.purchase_capacity_block(
-                    CapacityBlockOfferingId=str(order.offering_id),
-                    InstancePlatform=PLATFORM,
-                    TagSpecifications=[
-                        {"ResourceType": "capacity-reservation", "Tags": tags},
-                        {"ResourceType": "capacity-block", "Tags": tags},
-                    ],
-                    DryRun=dry_run,
-                )
+            # No client token: sent once (ec2_once), never re-sent by the SDK.
+            return checked_call(
+                clients.ec2_once,
+                "ec2",
+                "PurchaseCapacityBlock",
+                CapacityBlockOfferingId=str(order.offering_id),
+                InstancePlatform=PLATFORM,
+                TagSpecifications=[
+                    {"ResourceType": "capacity-reservation", "Tags": tags},
+                    {"ResourceType": "capacity-block", "Tags": tags},
+                ],
+                DryRun=dry_run,
             )
-            return result
         if order.kind is OptionKind.TRAINING_PLAN:
-            return dict(
-                sagemaker.create_training_plan(
-                    TrainingPlanName=order.token,
-                    TrainingPlanOfferingId=str(order.offering_id),
-                    Tags=tags,
-                )
+            # The name is unique per account: a re-send is answered "exists", never a
+            # second plan, so the SDK's retries may stay.
+            return checked_call(
+                clients.sagemaker,
+                "sagemaker",
+                "CreateTrainingPlan",
+                TrainingPlanName=order.token,
+                TrainingPlanOfferingId=str(order.offering_id),
+                Tags=tags,
             )
         if order.kind is OptionKind.ON_DEMAND_RESERVATION:
-            return dict(
-                ec2.create_capacity_reservation(
-                    ClientToken=order.token,
-                    InstanceType=order.instance_type,
-                    InstancePlatform=PLATFORM,
-                    AvailabilityZone=self._zone(clients),
-                    InstanceCount=order.count,
-                    EndDateType="limited",
-                    EndDate=order.end,
-                    InstanceMatchCriteria="open",
-                    TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": tags}],
-                    DryRun=dry_run,
-                )
+            # The client token makes a re-send return the same reservation. Targeted: only
+            # instances that name the reservation run in it, so nobody else's matching
+            # instance uses up the paid capacity (and cleanup never meets one it owns).
+            return checked_call(
+                clients.ec2,
+                "ec2",
+                "CreateCapacityReservation",
+                ClientToken=order.token,
+                InstanceType=order.instance_type,
+                InstancePlatform=PLATFORM,
+                AvailabilityZone=self._zone(clients, order),
+                InstanceCount=order.count,
+                EndDateType="limited",
+                EndDate=order.end,
+                InstanceMatchCriteria="targeted",
+                TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": tags}],
+                DryRun=dry_run,
             )
         raise ValueError(f"nothing to buy for {order.kind.value}")
 
-    def _zone(self, clients: AwsClients) -> str:
+    def _zone(self, clients: AwsClients, order: Order) -> str:
+        """An Availability Zone (not a Local or Wavelength Zone) of the region that sells
+        the instance type, the first by name."""
+        try:
+            return self._selling_zone(clients, order)
+        except (ClientError, BotoCoreError) as exc:
+            raise purchase_error(exc, "looking up the zones") from exc
+
+    def _selling_zone(self, clients: AwsClients, order: Order) -> str:
         zones = clients.ec2.describe_availability_zones(
-            Filters=[{"Name": "state", "Values": ["available"]}]
+            Filters=[
+                {"Name": "state", "Values": ["available"]},
+                {"Name": "zone-type", "Values": ["availability-zone"]},
+            ]
         )["AvailabilityZones"]
-        return str(zones[0]["ZoneName"])
+        pages = clients.ec2.get_paginator("describe_instance_type_offerings").paginate(
+            LocationType="availability-zone",
+            Filters=[{"Name": "instance-type", "Values": [order.instance_type]}],
+        )
+        selling = {
+            o["Location"]
+            for page in pages
+            for o in page.get("InstanceTypeOfferings", [])
+            if o.get("InstanceType") == order.instance_type
+        }
+        usable = sorted(
+            str(z["ZoneName"])
+            for z in zones
+            if z.get("ZoneType", "availability-zone") == "availability-zone"
+            and z["ZoneName"] in selling
+        )
+        if not usable:
+            raise PurchaseError(
+                PurchaseProblem.INSUFFICIENT_CAPACITY,
+                "NoZoneSellsType",
+                f"no Availability Zone of {order.region} sells {order.instance_type}",
+            )
+        return usable[0]
 
     def _reservation_from(self, order: Order, response: dict[str, Any]) -> Reservation:
         if order.kind is OptionKind.TRAINING_PLAN:
@@ -187,19 +235,28 @@ class AwsPurchaser:
 
     def find(self, order: Order) -> Reservation | None:
         clients = self._clients(order.account, order.region)
-        if order.kind is OptionKind.TRAINING_PLAN:
-            try:
-                plan = self._plan(order.account, order.region, order.token)
-                plan_tags = clients.sagemaker.list_tags(ResourceArn=plan.id).get("Tags", [])
-            except ClientError as exc:
-                if _code(exc) in ("ResourceNotFound", "ValidationException"):
-                    return None
-                raise
-            # The name is ours only if the plan carries this request's tag.
-            mine = {t["Key"]: t["Value"] for t in plan_tags}.get(TAG_REQUEST) == order.tags.get(
-                TAG_REQUEST
-            )
-            return plan if mine else None
+        try:
+            if order.kind is OptionKind.TRAINING_PLAN:
+                return self._find_plan(clients, order)
+            return self._find_reservation(clients, order)
+        except (ClientError, BotoCoreError) as exc:
+            raise purchase_error(exc, "looking for an earlier purchase") from exc
+
+    def _find_plan(self, clients: AwsClients, order: Order) -> Reservation | None:
+        """Any attempt's plan of this request (its name starts with the request's plan
+        names) that carries the request's tag: a plan of that name without it is not ours."""
+        start = plan_names_of(order.tags.get(TAG_NAMESPACE, ""), order.tags.get(TAG_REQUEST, ""))
+        for page in clients.sagemaker.get_paginator("list_training_plans").paginate():
+            for summary in page.get("TrainingPlanSummaries", []):
+                if not str(summary["TrainingPlanName"]).startswith(start):
+                    continue
+                arn = summary["TrainingPlanArn"]
+                tags = _tags(clients.sagemaker.list_tags(ResourceArn=arn))
+                if tags.get(TAG_REQUEST) == order.tags.get(TAG_REQUEST):
+                    return self._plan(order.account, order.region, arn)
+        return None
+
+    def _find_reservation(self, clients: AwsClients, order: Order) -> Reservation | None:
         request_id = order.tags.get(TAG_REQUEST, "")
         paginator = clients.ec2.get_paginator("describe_capacity_reservations")
         for page in paginator.paginate(
@@ -308,6 +365,16 @@ class AwsPurchaser:
         return found
 
 
+def checked_call(client: Any, service: str, operation: str, **params: Any) -> dict[str, Any]:
+    """Call `operation` once the parameters pass the service model (AWS's enums, maximums
+    and patterns); a refusal here is certain: nothing was sent."""
+    problems = request_problems(service, operation, params)
+    if problems:
+        raise PurchaseError(PurchaseProblem.REJECTED, "InvalidParameterValue", "; ".join(problems))
+    method = getattr(client, xform_name(operation))
+    return dict(method(**params))
+
+
 def _all_blocks(clients: AwsClients, states: list[str] | None = None) -> list[Any]:
     params: dict[str, Any] = {}
     if states:
@@ -354,17 +421,34 @@ def _code(exc: Exception) -> str:
     return ""
 
 
-def _purchase_error(exc: Exception, during: str) -> PurchaseError:
+def purchase_error(exc: Exception, during: str, buying: bool = False) -> PurchaseError:
+    """What a failed call means for the money.
+
+    For the call that buys (`buying`): refused (AWS answered, nothing happened) or unknown
+    (it may have happened). Unknown unless certain: no HTTP answer (a timeout, a reset
+    connection), a server error, or an answer to a re-send (`RetryAttempts` > 0: an
+    earlier attempt may have gone through, whatever the last one says).
+    For the lookups around it (the re-check, the dry run, the search for an earlier
+    purchase) nothing can have been bought: a failure without an answer only means AWS
+    could not be asked now (UNAVAILABLE)."""
+    unsure = PurchaseProblem.OUTCOME_UNKNOWN if buying else PurchaseProblem.UNAVAILABLE
     if not isinstance(exc, ClientError):
-        if isinstance(exc, ReadTimeoutError | ConnectionClosedError):
-            return PurchaseError(PurchaseProblem.OUTCOME_UNKNOWN, type(exc).__name__, str(exc))
-        if isinstance(exc, EndpointConnectionError):
-            # The request never left: nothing was bought.
-            return PurchaseError(PurchaseProblem.REJECTED, type(exc).__name__, str(exc))
-        return PurchaseError(PurchaseProblem.OUTCOME_UNKNOWN, type(exc).__name__, str(exc))
+        if isinstance(exc, EndpointConnectionError | ConnectTimeoutError):
+            # No connection was made: the request never left, nothing was bought.
+            problem = PurchaseProblem.REJECTED if buying else PurchaseProblem.UNAVAILABLE
+            return PurchaseError(problem, type(exc).__name__, str(exc))
+        return PurchaseError(unsure, type(exc).__name__, str(exc))
     error = exc.response.get("Error", {})
     code, message = str(error.get("Code", "")), str(error.get("Message", ""))
-    status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400))
+    metadata = exc.response.get("ResponseMetadata", {})
+    status = int(metadata.get("HTTPStatusCode", 400))
+    retried = int(metadata.get("RetryAttempts", 0))
+    if buying and retried > 0:
+        return PurchaseError(
+            unsure,
+            code,
+            f"{message} (the answer to a re-send: an earlier attempt may have gone through)",
+        )
     if code in _ACCESS:
         match = _ACTION.search(message)
         action = match.group(1) if match else exc.operation_name
@@ -378,7 +462,7 @@ def _purchase_error(exc: Exception, during: str) -> PurchaseError:
     if code in _GONE or "offering" in message.lower():
         return PurchaseError(PurchaseProblem.OFFERING_GONE, code, message)
     if status >= 500:
-        # A server error on a call without an idempotency token: it may have happened.
-        return PurchaseError(PurchaseProblem.OUTCOME_UNKNOWN, code, message)
+        # A server error: what was asked may have happened.
+        return PurchaseError(unsure, code, message)
     log.warning("%s refused: %s %s", during, code, message)
     return PurchaseError(PurchaseProblem.REJECTED, code, message)

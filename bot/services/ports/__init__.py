@@ -1,7 +1,7 @@
 """The outside world as the services see it: small interfaces, and the types they speak,
 that the adapters implement. Services import these, never an adapter."""
 
-from bot.services.ports.aftercare import ExtensionMarket, Leftovers
+from bot.services.ports.aftercare import ExtensionMarket, ExtensionUnavailable, Leftovers
 from bot.services.ports.charts import ChartRenderer
 from bot.services.ports.clock import Clock
 from bot.services.ports.delivery import (
@@ -38,6 +38,7 @@ __all__ = [
     "DeploymentConflict",
     "Deployments",
     "ExtensionMarket",
+    "ExtensionUnavailable",
     "FileSharer",
     "FileToShare",
     "GroupDirectory",

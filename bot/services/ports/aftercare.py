@@ -12,9 +12,15 @@ from bot.domain.extension import ExtensionOffer
 from bot.domain.records import CapacityRecord, Reservation
 
 
+class ExtensionUnavailable(Exception):
+    """AWS shows an extension that cannot be bought as it stands (no fee, a fee that is not
+    a price, another currency); the message says why, for the person asking."""
+
+
 class ExtensionMarket(Protocol):
     def extension_offer(self, reservation: Reservation, hours: int) -> ExtensionOffer | None:
-        """What extending by `hours` costs now, or None when nothing is on offer."""
+        """What extending by `hours` costs now, or None when nothing is on offer;
+        `ExtensionUnavailable` when what is on offer cannot be bought."""
         ...
 
     def current_end(self, reservation: Reservation) -> datetime:
@@ -22,7 +28,8 @@ class ExtensionMarket(Protocol):
         ...
 
     def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
-        """Buy `offer`; the reservation with its new end. Raises on refusal."""
+        """Buy `offer` (sent once); the reservation with its new end. `PurchaseError` says
+        why not (OUTCOME_UNKNOWN: it may have been bought)."""
         ...
 
 

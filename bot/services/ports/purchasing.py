@@ -25,6 +25,7 @@ class PurchaseProblem(StrEnum):
     ACCESS_DENIED = "access-denied"
     NAME_TAKEN = "name-taken"  # a training plan of that name exists and is not ours
     REJECTED = "rejected"  # any other refusal: AWS answered, nothing was bought
+    UNAVAILABLE = "unavailable"  # a lookup before buying got no answer: try again later
     OUTCOME_UNKNOWN = "outcome-unknown"  # no answer (timeout, 5xx): it may have been bought
 
 
