@@ -37,7 +37,7 @@ from bot.adapters.store import RedisStore, open_store
 from bot.adapters.store.deployments import RedisDeployments
 from bot.after_ack import AfterAck
 from bot.config import Settings
-from bot.domain.approval import SpendingLimits
+from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
 from bot.domain.market import MarketSnapshot
 from bot.domain.records import CapacityRecord
@@ -119,7 +119,7 @@ def build_services(
     purchaser = purchaser or AwsPurchaser(accounts, catalog, clock)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = slack or make_web_client(token, settings.slack_api_url)
-    limits = SpendingLimits(settings.second_approval_usd, settings.max_request_usd)
+    limits = SpendingPolicy(settings.second_approval_usd, settings.max_request_usd)
     notifier = notifier or SlackNotifier(slack, limits)
     quotes = QuoteService(market, catalog, clock, settings.aws_region)
     directory = ApproverDirectory(
@@ -161,10 +161,16 @@ def build_services(
     reminders.register(jobs)
     store.follow(reminders.jobs_for_change)
     store.on_saved(reminders.note_overtaken)
-    extensions = ExtensionService(store, aftercare, once, clock, approval_channel)
+    extensions = ExtensionService(store, aftercare, once, clock, approval_channel, limits)
     extensions.register(jobs)
     purchases = PurchaseService(
-        store, purchaser, quotes, clock, settings.namespace, settings.default_account
+        store,
+        purchaser,
+        quotes,
+        clock,
+        settings.namespace,
+        settings.default_account,
+        block_regions=(settings.aws_region, *catalog.capacity_block_regions()),
     )
     jobs.register(PURCHASE, lambda job: purchases.run_purchase(job.request))
     jobs.register(TRACK, lambda job: purchases.run_track(job.request))

@@ -7,11 +7,11 @@ from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
 from bot.blocks.ids import ActionId
-from bot.blocks.modals import reject_form, submit_form
+from bot.blocks.modals import approve_form, reject_form, submit_form
 from bot.blocks.quote import request_title
 from bot.blocks.refusals import refusal_text
 from bot.blocks.text import esc
-from bot.domain.approval import Outcome
+from bot.domain.decisions import Outcome
 from bot.services.container import Services
 from bot.services.submissions import RequestError
 from handlers.context import Surface
@@ -30,7 +30,7 @@ def register(app: App, services: Services) -> None:
 
     @app.action(ActionId.APPROVE.value)
     def approve(ack: Ack, context: BoltContext, client: WebClient) -> None:
-        after_ack(ack, context, approve_click, services, client)
+        after_ack(ack, context, open_approve_form, services, client)
 
     @app.action(ActionId.REJECT_OPEN.value)
     def reject_open(ack: Ack, context: BoltContext, client: WebClient) -> None:
@@ -73,11 +73,18 @@ def check_the_card(talk: Conversation, services: Services) -> None:
         services.notifications.clicked_card(about.request_id or "", about.channel, about.message_ts)
 
 
-def approve_click(talk: Conversation, services: Services, client: WebClient) -> None:
+def open_approve_form(talk: Conversation, services: Services, client: WebClient) -> None:
+    """Approve: refuse at once anyone who may not (the requester, a non-approver, a
+    second click by the same approver); put the amount to the others. Its answers go
+    back where the click came from."""
+    _open_decision_form(talk, services, client, approving=True)
+
+
+def approve_confirmed(talk: Conversation, services: Services, client: WebClient) -> None:
+    """The confirmed Approve: decided again from a fresh read (compare-and-set)."""
     about = talk.interaction
     request_id = about.request_id or ""
     decision = services.approvals.approve(request_id, about.user)
-    check_the_card(talk, services)  # after deciding: the decision is the urgent part
     if decision is None:
         talk.say(f"There is no request {esc(request_id)}.")
     elif decision.outcome is Outcome.PARTIAL:
@@ -89,9 +96,17 @@ def approve_click(talk: Conversation, services: Services, client: WebClient) -> 
 
 
 def open_reject_form(talk: Conversation, services: Services, client: WebClient) -> None:
+    """Reject: refused at once for whoever may not decide; a reason form for the others.
+    What comes of the rejection goes by DM: the card it came from is the approvers'."""
+    _open_decision_form(talk, services, client, approving=False)
+
+
+def _open_decision_form(
+    talk: Conversation, services: Services, client: WebClient, approving: bool
+) -> None:
     about = talk.interaction
     request_id = about.request_id or ""
-    record, refused = services.approvals.refusal(request_id, about.user)
+    record, refused = services.approvals.refusal(request_id, about.user, approving=approving)
     check_the_card(talk, services)
     if record is None:
         talk.say(f"There is no request {esc(request_id)}.")
@@ -99,6 +114,8 @@ def open_reject_form(talk: Conversation, services: Services, client: WebClient) 
     if refused is not None:
         talk.say(refusal_text(refused, record))
         return
-    # What comes of the rejection goes by DM: the card it came from is the approvers'.
-    metadata = about.modal_metadata(record.id, keep_response_url=False)
-    client.views_open(trigger_id=about.trigger_id, view=reject_form(record, metadata))
+    if approving:
+        view = approve_form(record, about.modal_metadata(record.id))
+    else:
+        view = reject_form(record, about.modal_metadata(record.id, keep_response_url=False))
+    client.views_open(trigger_id=about.trigger_id, view=view)

@@ -5,14 +5,16 @@ compare-and-set, so repeated clicks are harmless."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
 from bot.blocks.ids import ActionId, CallbackId
-from bot.blocks.modals import extension_reject_form
+from bot.blocks.modals import extension_approve_form, extension_reject_form
 from bot.blocks.text import esc, usd, when
 from bot.domain.cleanup import Answer
+from bot.domain.extension import ExtensionOffer
 from bot.services.container import Services
 from bot.services.extensions import ExtensionError
 from handlers.conversation import Conversation, after_ack
@@ -34,7 +36,11 @@ def register(app: App, services: Services) -> None:
         after_ack(ack, context, ask_extension, services)
 
     @app.action(ActionId.EXTENSION_APPROVE.value)
-    def approve_extension(ack: Ack, context: BoltContext) -> None:
+    def approve_extension(ack: Ack, context: BoltContext, client: WebClient) -> None:
+        after_ack(ack, context, open_extension_approve_form, services, client)
+
+    @app.view(CallbackId.EXTENSION_APPROVE.value)
+    def extension_approved(ack: Ack, context: BoltContext) -> None:
         after_ack(ack, context, decide_extension, services, True)
 
     @app.action(ActionId.EXTENSION_REJECT.value)
@@ -75,7 +81,21 @@ def ask_extension(talk: Conversation, services: Services) -> None:
     )
 
 
+def open_extension_approve_form(talk: Conversation, services: Services, client: WebClient) -> None:
+    """Approve: refused at once for whoever may not; the amount put to the others."""
+    _open_extension_form(talk, services, client, extension_approve_form)
+
+
 def open_extension_reject_form(talk: Conversation, services: Services, client: WebClient) -> None:
+    _open_extension_form(talk, services, client, extension_reject_form)
+
+
+def _open_extension_form(
+    talk: Conversation,
+    services: Services,
+    client: WebClient,
+    form: Callable[[str, ExtensionOffer, dict[str, str]], dict[str, Any]],
+) -> None:
     about = talk.interaction
     decision = _extension_decision(talk, services)
     if decision is None:
@@ -87,9 +107,7 @@ def open_extension_reject_form(talk: Conversation, services: Services, client: W
         return
     # The outcome goes by DM: the card the button is on is the approvers'.
     metadata = about.modal_metadata(about.request_id, keep_response_url=False)
-    client.views_open(
-        trigger_id=about.trigger_id, view=extension_reject_form(request_id, ext.offer, metadata)
-    )
+    client.views_open(trigger_id=about.trigger_id, view=form(request_id, ext.offer, metadata))
 
 
 def decide_extension(

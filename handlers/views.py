@@ -11,11 +11,13 @@ from bot.blocks.modals import deadline_note
 from bot.blocks.quote import request_title
 from bot.blocks.refusals import REFUSALS, refusal_text
 from bot.blocks.text import esc
-from bot.domain.approval import Outcome, rejection_reason
+from bot.domain.approval import rejection_reason
+from bot.domain.decisions import Outcome
 from bot.domain.grammar import parse_form
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.container import Services
 from bot.services.submissions import RequestError
+from handlers.actions import approve_confirmed
 from handlers.context import Interaction, interaction
 from handlers.conversation import Conversation, after_ack
 from handlers.home import publish_home
@@ -33,6 +35,10 @@ def register(app: App, services: Services) -> None:
     @app.view(CallbackId.REJECT.value)
     def reject(ack: Ack, context: BoltContext, client: WebClient) -> None:
         handle_reject(services, ack, context, client)
+
+    @app.view(CallbackId.APPROVE.value)
+    def approve(ack: Ack, context: BoltContext, client: WebClient) -> None:
+        after_ack(ack, context, approve_confirmed, services, client)
 
 
 def handle_reserve_form(services: Services, ack: Ack, context: BoltContext) -> None:

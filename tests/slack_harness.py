@@ -16,13 +16,15 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 
+from aws_sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket
+from aws_sandbox.redis_store import RedisMarketStore
 from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.aws.market import AwsClients, AwsMarket
-from bot.adapters.aws.sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket, sandbox_clients
-from bot.adapters.aws.sandbox.redis_store import RedisMarketStore
+from bot.adapters.aws.sandboxed import sandbox_clients
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
 from bot.app import Wiring, build_app, build_services, metrics_page
+from bot.blocks.ids import ActionId
 from bot.config import Settings
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
@@ -220,6 +222,7 @@ class BotUnderTest:
         user: str,
         container: str = "message",
         message_ts: str | None = None,
+        trigger_id: str = "T-2",
     ) -> tuple[Reply, str]:
         """A click on a message (by default the recorded card of the request `value`
         names, when it has one; `message_ts` another copy) or in App Home."""
@@ -235,10 +238,42 @@ class BotUnderTest:
             user,
             url if container == "message" else None,
             container,
+            trigger_id=trigger_id,
             channel=channel,
             message_ts=message_ts,
         )
         return self.post(*body), token
+
+    def approve(
+        self,
+        request_id: str,
+        user: str,
+        container: str = "message",
+        message_ts: str | None = None,
+        action_id: str = ActionId.APPROVE.value,
+    ) -> tuple[Reply, str]:
+        """Approve as an approver does: the button, then the confirmation with the amount
+        that the bot opens for them (for someone it refuses it opens none). The reply and
+        response token are the button's."""
+        trigger = f"T-approve-{next(self._tokens)}"
+        reply, token = self.click(action_id, request_id, user, container, message_ts, trigger)
+        for view in self.opened(trigger):
+            self.submit_view(view["callback_id"], {}, user, view.get("private_metadata", ""))
+        return reply, token
+
+    def opened(self, trigger_id: str) -> list[dict[str, Any]]:
+        """The views the bot opened for the click with this trigger id, once the work
+        after its ack is done."""
+        assert self.services.after_ack.wait_idle(20), "background work did not finish"
+        calls = self.fake.of("views.open")
+        return [c.view() for c in calls if c.args.get("trigger_id") == trigger_id]
+
+    def approval_form(self, request_id: str, user: str) -> dict[str, Any]:
+        """The confirmation Approve opens for `user` (who must be allowed to approve)."""
+        trigger = f"T-approve-{next(self._tokens)}"
+        self.click(ActionId.APPROVE.value, request_id, user, trigger_id=trigger)
+        (view,) = self.opened(trigger)
+        return view
 
     def submit_view(
         self,

@@ -26,6 +26,8 @@ class CallbackId(StrEnum):
     RESERVE_FORM = "gpu_reserve_form"
     SUBMIT = "gpu_submit"
     REJECT = "gpu_reject"
+    APPROVE = "gpu_approve_confirm"  # the amount, confirmed: approves the request
+    EXTENSION_APPROVE = "gpu_extension_approve_confirm"
     DEPLOY = "gpu_deploy"
     EXTENSION_REJECT = "gpu_extension_reject"
 

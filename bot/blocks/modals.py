@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.blocks.ids import ELEMENT, CallbackId, FormBlock
 from bot.blocks.quote import request_title
+from bot.blocks.requests import approval_question
 from bot.blocks.text import clip, esc, usd, when
 from bot.domain.choices import candidates
 from bot.domain.extension import ExtensionOffer
@@ -199,6 +200,40 @@ def submit_form(record: CapacityRecord, quote: Quote, metadata: dict[str, str]) 
         _input(FormBlock.REASON, "Reason for the approvers", reason),
     ]
     return _modal(CallbackId.SUBMIT, "Submit for approval", "Submit", blocks, metadata)
+
+
+def approve_form(record: CapacityRecord, metadata: dict[str, str]) -> View:
+    """The money confirm of Approve, with the amount; opened only for someone who may."""
+    amount = usd(record.most_usd)
+    blocks: list[Block] = [
+        {
+            "type": "section",
+            "text": {"type": "mrkdwn", "text": clip(approval_question(record), 3000)},
+        }
+    ]
+    return _modal(
+        CallbackId.APPROVE, "Approve this purchase?", _approve_label(amount), blocks, metadata
+    )
+
+
+def extension_approve_form(
+    request_id: str, offer: ExtensionOffer, metadata: dict[str, str]
+) -> View:
+    """The money confirm of an extension's Approve, with the amount."""
+    question = (
+        f"Approve *{usd(offer.fee_usd)}* to extend *{esc(request_id)}* by "
+        f"{render_duration(offer.hours)}, to {when(offer.end)}? It is paid up front and "
+        "cannot be cancelled."
+    )
+    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": question}}]
+    label = _approve_label(usd(offer.fee_usd))
+    return _modal(CallbackId.EXTENSION_APPROVE, "Approve extension?", label, blocks, metadata)
+
+
+def _approve_label(amount: str) -> str:
+    """The submit button names the amount when it fits Slack's 24 characters."""
+    label = f"Approve {amount}"
+    return label if len(label) <= 24 else "Approve"
 
 
 def reject_form(record: CapacityRecord, metadata: dict[str, str]) -> View:

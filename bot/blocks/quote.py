@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
-from bot.domain.approval import SpendingLimits
+from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
 from bot.domain.comparison import Option
 from bot.domain.grammar import render_duration
@@ -61,7 +61,7 @@ def option_line(option: Option, recommended: bool) -> str:
 
 
 def quote_blocks(
-    quote: Quote, request_id: str | None = None, limits: SpendingLimits | None = None
+    quote: Quote, request_id: str | None = None, limits: SpendingPolicy | None = None
 ) -> list[Block]:
     """The full comparison. With a request id it ends with Submit / Cancel buttons; no
     Submit when every option is above the `limits` for one request: it says why instead."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.domain.approval import Outcome
+from bot.domain.decisions import Outcome
 from bot.domain.records import CapacityRecord
 from bot.domain.request import MAX_REASON_CHARS
 

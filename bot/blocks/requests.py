@@ -128,37 +128,18 @@ def total_text(record: CapacityRecord) -> str:
 
 
 def approval_buttons(record: CapacityRecord) -> Block:
-    r = record.request
-    option = record.chosen_option
-    what = option.kind.label if option else "capacity"
-    amount = usd(record.most_usd)
-    upto = "" if option and option.upfront else "up to "
-    # Prepaid reservations are bought for good: say so where the money is approved.
-    warning = " It is paid up front and cannot be cancelled." if option and option.upfront else ""
+    """Approve opens a confirmation with the amount (after checking that the clicker may
+    approve: a refusal comes before any question); Reject opens the reason form."""
     return {
         "type": "actions",
         "block_id": f"approval:{record.id}",
         "elements": [
             {
                 "type": "button",
-                "text": {"type": "plain_text", "text": "Approve"},
+                "text": {"type": "plain_text", "text": "Approve…"},
                 "style": "primary",
                 "action_id": ActionId.APPROVE.value,
                 "value": record.id,
-                "confirm": {
-                    "title": {"type": "plain_text", "text": "Approve this purchase?"},
-                    "text": {
-                        "type": "mrkdwn",
-                        "text": clip(
-                            f"Approve {upto}*{amount}* for {r.count}x {r.instance_type} as "
-                            f"{_a(what)} (request {record.id})?{warning}",
-                            300,
-                        ),
-                    },
-                    "confirm": {"type": "plain_text", "text": f"Approve {amount}"[:30]},
-                    "deny": {"type": "plain_text", "text": "Back"},
-                    "style": "primary",
-                },
             },
             {
                 "type": "button",
@@ -169,6 +150,20 @@ def approval_buttons(record: CapacityRecord) -> Block:
             },
         ],
     }
+
+
+def approval_question(record: CapacityRecord) -> str:
+    """What an approver confirms: the most it can cost, what, and whether it can be undone."""
+    r = record.request
+    option = record.chosen_option
+    what = option.kind.label if option else "capacity"
+    upto = "" if option and option.upfront else "up to "
+    # Prepaid reservations are bought for good: say so where the money is approved.
+    warning = " It is paid up front and cannot be cancelled." if option and option.upfront else ""
+    return (
+        f"Approve {upto}*{usd(record.most_usd)}* for {r.count}x {r.instance_type} as "
+        f"{_a(what)} (request {record.id})?{warning}"
+    )
 
 
 def card_fallback(record: CapacityRecord) -> str:

@@ -10,17 +10,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
+from bot.domain.decisions import Approval, Outcome, Rejection
 from bot.domain.lifecycle import State
-from bot.domain.records import Approval, CapacityRecord, Rejection
+from bot.domain.records import CapacityRecord
 from bot.domain.request import MAX_REASON_CHARS, clean_text
 
 
 @dataclass(frozen=True)
-class SpendingLimits:
-    """Limits on the most a request can cost (pay-as-you-go at 100% of its window), not on
-    the requester's own utilisation estimate, which nothing holds them to."""
+class Spend:
+    """How the spending policy judged one purchase."""
+
+    approvals: int  # how many different approvers it needs
+    refusal: str | None  # why it may not be bought at all (above the cap); None: it may
+
+
+@dataclass(frozen=True)
+class SpendingPolicy:
+    """The one spending policy for every purchase: a request and each extension of it.
+
+    Limits apply to the most a purchase can cost (pay-as-you-go, Spot included, at the
+    On-Demand rate for 100% of its window; a reservation's fee), never to the requester's
+    own utilisation estimate, which nothing holds them to. An extension is judged on its
+    own fee and on what the request costs in all once it is bought.
+    """
 
     second_approval_usd: float | None = None
     max_request_usd: float | None = None
@@ -31,41 +44,37 @@ class SpendingLimits:
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"a spending limit must be a finite amount above zero: {value}")
 
+    def judge(self, most_usd: float, paid_before_usd: float = 0.0) -> Spend:
+        """A purchase that can cost up to `most_usd`, on a request that has cost
+        `paid_before_usd` so far (0 for the request's own purchase)."""
+        total = most_usd + paid_before_usd
+        amounts = (most_usd, total)
+        unbounded = not all(math.isfinite(a) for a in amounts)
+        second = self.second_approval_usd
+        approvals = 2 if unbounded or (second is not None and max(amounts) > second) else 1
+        cap = self.max_request_usd
+        if cap is None or not (unbounded or max(amounts) > cap):
+            return Spend(approvals, None)
+        if paid_before_usd > 0:
+            refusal = (
+                f"this extension costs ${most_usd:,.2f} and takes the request to "
+                f"${total:,.2f} in all, above the ${cap:,.2f} limit for one request: ask for "
+                "a shorter extension, or a new request"
+            )
+        else:
+            refusal = (
+                f"this request can cost up to ${most_usd:,.2f} (running the whole window), "
+                f"above the ${cap:,.2f} limit for one request: ask for fewer instances or a "
+                "shorter window, or split it"
+            )
+        return Spend(approvals, refusal)
+
     def approvals_needed(self, most_usd: float) -> int:
-        if not math.isfinite(most_usd):
-            return 2
-        if self.second_approval_usd is not None and most_usd > self.second_approval_usd:
-            return 2
-        return 1
+        return self.judge(most_usd).approvals
 
     def refusal(self, most_usd: float) -> str | None:
         """Why a request that can cost up to `most_usd` may not even be posted, or None."""
-        if self.max_request_usd is None:
-            return None
-        if not math.isfinite(most_usd) or most_usd > self.max_request_usd:
-            return (
-                f"this request can cost up to ${most_usd:,.2f} (running the whole window), "
-                f"above the ${self.max_request_usd:,.2f} limit for one request: ask for fewer "
-                "instances or a shorter window, or split it"
-            )
-        return None
-
-
-class Outcome(StrEnum):
-    APPROVED = "approved"  # the last approval needed: the request is approved
-    PARTIAL = "partial"  # approval recorded, another approver is needed
-    REJECTED = "rejected"
-    NOT_APPROVER = "not_approver"
-    OWN_REQUEST = "own_request"
-    ALREADY_APPROVED_BY_YOU = "already_approved_by_you"
-    NOT_PENDING = "not_pending"  # decided, cancelled or timed out already
-    TOO_LATE = "too_late"  # past its approval deadline (the worker times it out)
-    REASON_REQUIRED = "reason_required"
-    REASON_TOO_LONG = "reason_too_long"
-
-    @property
-    def changed(self) -> bool:
-        return self in (Outcome.APPROVED, Outcome.PARTIAL, Outcome.REJECTED)
+        return self.judge(most_usd).refusal
 
 
 @dataclass(frozen=True)
@@ -89,12 +98,21 @@ def refusal(record: CapacityRecord, user: str, is_approver: bool, now: datetime)
     return None
 
 
-def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Decision:
+def approve_refusal(
+    record: CapacityRecord, user: str, is_approver: bool, now: datetime
+) -> Outcome | None:
+    """Why `user` may not approve now: asked before the money is put to them, and again
+    when they confirm."""
     refused = refusal(record, user, is_approver, now)
+    if refused is None and user in record.approvers:
+        return Outcome.ALREADY_APPROVED_BY_YOU
+    return refused
+
+
+def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Decision:
+    refused = approve_refusal(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
-    if user in record.approvers:
-        return Decision(Outcome.ALREADY_APPROVED_BY_YOU, record)
     approvals = (*record.approvals, Approval(user=user, at=now))
     done = len(approvals) >= record.required_approvals
     updated = record.model_copy(

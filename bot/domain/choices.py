@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.domain.approval import SpendingLimits
+from bot.domain.approval import SpendingPolicy
 from bot.domain.comparison import OptionKind
 from bot.domain.market import Offering
 from bot.domain.recommendation import Quote
@@ -61,7 +61,7 @@ def candidate_by_value(quote: Quote, value: str) -> Candidate | None:
     return next((p for p in candidates(quote) if p.value == value), None)
 
 
-def over_the_limit(quote: Quote, limits: SpendingLimits) -> str | None:
+def over_the_limit(quote: Quote, limits: SpendingPolicy) -> str | None:
     """Why nothing in `quote` may be submitted under `limits` (said for its cheapest
     candidate), or None when some option may be (or there is none to pick)."""
     picks = candidates(quote)

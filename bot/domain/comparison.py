@@ -141,15 +141,26 @@ def assess_spot(request: CapacityRequest, snapshot: MarketSnapshot) -> Option:
         return _ineligible(kind, snapshot.errors.get(kind.value, "no Spot price found"), **flags)
     spot = snapshot.spot
     zone = f" in {spot.zone}" if spot.zone else ""
+    reasons = [
+        f"cheapest current Spot price{zone}; prices move with demand",
+        "can be interrupted at two minutes' notice; no capacity guarantee",
+    ]
+    # The Spot price can rise as far as the On-Demand price (the default maximum), so the
+    # most a Spot request can cost, and what the limits go by, is On-Demand's.
+    # Without an On-Demand price, Spot's "up to 90% off" bounds it at ten times its price.
+    ceiling = on_demand_rate(request, snapshot)
+    if ceiling is None:
+        reasons.append(
+            "no On-Demand price to bound it: the limits take ten times the Spot price "
+            "(Spot is at most 90% below On-Demand)"
+        )
+    most_rate = max(ceiling.usd_per_hour, spot.usd_per_hour) if ceiling else spot.usd_per_hour * 10
     return Option(
         kind=kind,
         eligible=True,
-        reasons=[
-            f"cheapest current Spot price{zone}; prices move with demand",
-            "can be interrupted at two minutes' notice; no capacity guarantee",
-        ],
+        reasons=reasons,
         total_usd=_money(spot.usd_per_hour * request.instance_hours * request.utilization),
-        most_usd=_money(spot.usd_per_hour * request.instance_hours),
+        most_usd=_money(most_rate * request.instance_hours),
         hourly_usd=spot.usd_per_hour,
         interruptible=True,
         billed_instances=request.count,

@@ -1,8 +1,10 @@
 """Extending a reservation: when AWS allows it, what is on offer, and the request to buy it.
 
-An extension is bought like a purchase: it is approved by an allowed approver who is not
-the person asking, it is bought at most once, and it is refused when the price moved
-above what was approved. Sources: EC2 User Guide, "Extend Capacity Blocks"
+An extension is a purchase: the same spending policy (its fee, and the request's total
+after it), the same approval rule (enough allowed approvers, none of them the person
+asking or the requester), bought at most once (an attempt with a lease, AWS asked before
+buying, an unknown outcome reconciled and never bought again), refused when the price
+moved above what was approved. Sources: EC2 User Guide, "Extend Capacity Blocks"
 (DescribeCapacityBlockExtensionOfferings / PurchaseCapacityBlockExtension) and the
 SageMaker training plan API (SearchTrainingPlanOfferings with TrainingPlanArn,
 ExtendTrainingPlan).
@@ -10,11 +12,13 @@ ExtendTrainingPlan).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.decisions import Approval, Outcome
 from bot.domain.offering_rules import CB_MAX_DAYS, capacity_block_duration_valid
 
 # A Capacity Block can be extended between 1 hour and 56 days before it expires.
@@ -45,7 +49,10 @@ class ExtensionStatus(StrEnum):
     PURCHASING = "purchasing"
     BOUGHT = "bought"
     REJECTED = "rejected"
-    FAILED = "failed"  # with the reason (price moved, offer gone, AWS error)
+    FAILED = "failed"  # with the reason (price moved, offer gone, AWS error): nothing bought
+    # The purchase call got no certain answer and AWS does not show the new end (yet):
+    # looked for again, never bought again; an approver can mark it failed.
+    UNKNOWN = "purchase_unknown"
 
     @property
     def open(self) -> bool:
@@ -53,6 +60,7 @@ class ExtensionStatus(StrEnum):
             ExtensionStatus.PENDING_APPROVAL,
             ExtensionStatus.APPROVED,
             ExtensionStatus.PURCHASING,
+            ExtensionStatus.UNKNOWN,
         )
 
 
@@ -64,11 +72,18 @@ class Extension(_Frozen):
     requested_by: str
     requested_at: datetime
     status: ExtensionStatus = ExtensionStatus.PENDING_APPROVAL
-    approved_by: str | None = None
+    approved_by: str | None = None  # who decided it (the last approval, or the rejection)
     decided_at: datetime | None = None
     reason: str = ""  # why it was rejected or failed
     card_channel: str | None = None  # where the approvers' card was posted
     card_ts: str | None = None
+    # The spending policy's verdict when it was asked for, and the approvals so far.
+    required_approvals: int = 1
+    approvals: tuple[Approval, ...] = ()
+    paid_before_usd: float = 0.0  # what the request had cost when this was asked for
+    # The purchase attempt: past `lease_until` the job that made it is presumed gone.
+    attempt_at: datetime | None = None
+    lease_until: datetime | None = None
 
     @property
     def key(self) -> str:
@@ -106,11 +121,59 @@ def price_moved(approved: ExtensionOffer, current: ExtensionOffer) -> bool:
 def approver_refusal(
     extension: Extension, user: str, is_approver: bool, requester: str
 ) -> str | None:
-    """The money rule, for extensions: an allowed approver who is not the person asking."""
+    """The money rule, for extensions: an allowed approver who is not the person asking
+    (nor the requester), and who has not approved it already."""
     if extension.status is not ExtensionStatus.PENDING_APPROVAL:
         return f"this extension is already {extension.status.value.replace('_', ' ')}"
-    if not is_approver:
-        return "only approvers can approve or reject an extension"
     if user in (extension.requested_by, requester):
         return "you cannot approve or reject an extension of your own reservation"
+    if not is_approver:
+        return "only approvers can approve or reject an extension"
+    if any(a.user == user for a in extension.approvals):
+        return "you approved this extension already: it needs another approver"
     return None
+
+
+@dataclass(frozen=True)
+class ExtensionDecision:
+    outcome: Outcome
+    extension: Extension  # the new extension when changed, else the one given
+
+
+def decide(
+    extension: Extension,
+    user: str,
+    is_approver: bool,
+    requester: str,
+    approve: bool,
+    reason: str,
+    now: datetime,
+) -> ExtensionDecision:
+    """An Approve or Reject of an extension, as `bot.domain.approval` decides a request's:
+    the last approval needed approves it, an earlier one is recorded (PARTIAL)."""
+    if extension.status is not ExtensionStatus.PENDING_APPROVAL:
+        return ExtensionDecision(Outcome.NOT_PENDING, extension)
+    if user in (extension.requested_by, requester):
+        return ExtensionDecision(Outcome.OWN_REQUEST, extension)
+    if not is_approver:
+        return ExtensionDecision(Outcome.NOT_APPROVER, extension)
+    if any(a.user == user for a in extension.approvals):
+        return ExtensionDecision(Outcome.ALREADY_APPROVED_BY_YOU, extension)
+    if not approve:
+        rejected = extension.model_copy(
+            update={
+                "status": ExtensionStatus.REJECTED,
+                "approved_by": user,
+                "decided_at": now,
+                "reason": reason,
+            }
+        )
+        return ExtensionDecision(Outcome.REJECTED, rejected)
+    approvals = (*extension.approvals, Approval(user=user, at=now))
+    done = len(approvals) >= extension.required_approvals
+    update: dict[str, object] = {"approvals": approvals}
+    if done:
+        update |= {"status": ExtensionStatus.APPROVED, "approved_by": user, "decided_at": now}
+    return ExtensionDecision(
+        Outcome.APPROVED if done else Outcome.PARTIAL, extension.model_copy(update=update)
+    )

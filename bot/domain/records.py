@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.domain.cleanup import CleanupPrompt
 from bot.domain.comparison import Option, OptionKind
+from bot.domain.decisions import Approval, Rejection
 from bot.domain.extension import Extension
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
@@ -17,17 +18,6 @@ from bot.domain.request import CapacityRequest
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Approval(_Frozen):
-    user: str
-    at: datetime
-
-
-class Rejection(_Frozen):
-    user: str
-    at: datetime
-    reason: str
 
 
 class Choice(_Frozen):

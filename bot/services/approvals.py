@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.domain import approval
-from bot.domain.approval import Decision, Outcome
+from bot.domain.approval import Decision
+from bot.domain.decisions import Outcome
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.request_ids import normalise_id
@@ -38,13 +39,17 @@ class ApprovalService:
         pending = self.store.in_state(State.PENDING_APPROVAL)
         return [r for r in pending if r.requester != user and user not in r.approvers]
 
-    def refusal(self, request_id: str, user: str) -> tuple[CapacityRecord | None, Outcome | None]:
-        """Why `user` may not decide this request now (None when they may)."""
+    def refusal(
+        self, request_id: str, user: str, approving: bool = False
+    ) -> tuple[CapacityRecord | None, Outcome | None]:
+        """Why `user` may not decide (`approving`: approve) this request now; None when
+        they may."""
         record = self.store.get(normalise_id(request_id))
         if record is None:
             return None, None
         is_approver = self.directory.is_approver(user)
-        return record, approval.refusal(record, user, is_approver, self.clock.now())
+        check = approval.approve_refusal if approving else approval.refusal
+        return record, check(record, user, is_approver, self.clock.now())
 
     def approve(self, request_id: str, user: str) -> Decision | None:
         is_approver = self.directory.is_approver(user)

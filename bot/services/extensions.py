@@ -1,29 +1,39 @@
 """Extending a reservation: asked with the Extend button, approved like a purchase, bought
 exactly once, then the reminders move with the new end.
 
-The money rules are the purchase's: an allowed approver who is not the person asking;
-one compare-and-set from approved to purchasing that exactly one job wins; the offer is
-looked up again just before buying and refused if its price rose or its window moved;
-after a crash mid-purchase AWS is asked where the reservation ends before anything is
-bought again (an extension offering also names the end it extends, so AWS itself
-refuses it once used).
+The money rules are the purchase's, by the same protocol:
+- the spending policy judges its fee and the request's total after it (more approvers, or
+  refused before anyone is asked);
+- enough allowed approvers, none of them the person asking or the requester;
+- the buy job claims it (approved -> purchasing, exactly one wins) with an attempt and a
+  lease; just before buying AWS is asked where the reservation ends (an extension already
+  applied is not bought again), and the offer is looked up again (refused if its price
+  rose or its window moved);
+- the purchase call is sent once; an outcome that is not certain is reconciled by where
+  AWS says the reservation ends: found, it is bought; not found, it is `purchase_unknown`,
+  looked for again, never bought again. A job that finds a claim whose lease ran out does
+  the same.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, when
+from bot.domain.approval import SpendingPolicy
+from bot.domain.decisions import Outcome
 from bot.domain.extension import (
     DEFAULT_EXTENSION_HOURS,
     Extension,
     ExtensionStatus,
     approver_refusal,
+    decide,
     extension_hours_valid,
     extension_refusal,
     price_moved,
@@ -32,11 +42,24 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation, SlackMessage
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
-from bot.services.jobs import JobKind, JobRegistry
-from bot.services.ports import Clock, ExtensionMarket, Store
+from bot.services.jobs import JobKind, JobRegistry, RetryLater
+from bot.services.ports import (
+    Clock,
+    ExtensionMarket,
+    ExtensionUnavailable,
+    PurchaseError,
+    PurchaseProblem,
+    Store,
+)
 
 log = logging.getLogger(__name__)
 EXTENDABLE_STATES = frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRING})
+# As the purchase's: past it, the job that made the attempt is presumed gone.
+ATTEMPT_LEASE = timedelta(minutes=5)
+# After an unknown outcome AWS is asked again, at growing intervals, for this long.
+RECONCILE_FOR = timedelta(hours=2)
+RECONCILE_FIRST = timedelta(minutes=1)
+RECONCILE_MAX = timedelta(minutes=20)
 
 
 class _Payload(BaseModel):
@@ -76,12 +99,14 @@ class ExtensionService:
         delivery: OnceOnly,
         clock: Clock,
         approval_channel: str,
+        policy: SpendingPolicy | None = None,
     ) -> None:
         self.store = store
         self.market = market
         self.delivery = delivery
         self.clock = clock
         self.approval_channel = approval_channel
+        self.policy = policy or SpendingPolicy()
 
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(POST_CARD, self.post_card)
@@ -107,16 +132,30 @@ class ExtensionService:
                 f"{hours // 24} d more is not an extension AWS sells for this reservation: "
                 "whole days up to 14, then weeks, up to 182 days in all."
             )
-        offer = self.market.extension_offer(res, hours)
+        try:
+            offer = self.market.extension_offer(res, hours)
+        except ExtensionUnavailable as exc:
+            raise ExtensionError(f"AWS offers no extension of {request_id} to buy: {exc}.") from exc
         if offer is None:
             raise ExtensionError(f"AWS offers no extension of {request_id} right now.")
+        paid = paid_so_far(record)
+        spend = self.policy.judge(offer.fee_usd, paid_before_usd=paid)
+        if spend.refusal is not None:
+            raise ExtensionError(f"{request_id} cannot be extended: {spend.refusal}.")
         now = self.clock.now()
 
         def asked(r: CapacityRecord) -> Change | None:
             if r.extension is not None and r.extension.status.open:
                 return None
             number = (r.extension.number + 1) if r.extension else 1
-            ext = Extension(number=number, offer=offer, requested_by=user, requested_at=now)
+            ext = Extension(
+                number=number,
+                offer=offer,
+                requested_by=user,
+                requested_at=now,
+                required_approvals=spend.approvals,
+                paid_before_usd=paid,
+            )
             job = POST_CARD.job(_key(r.id, number), now, ExtensionJob(request=r.id, number=number))
             detail = f"{hours // 24} d to {when(offer.end)} for {usd(offer.fee_usd)}"
             new = r.model_copy(update={"extension": ext})
@@ -192,8 +231,11 @@ class ExtensionService:
         approve: bool,
         reason: str = "",
     ) -> str:
+        """Approve or Reject: the pure decision (bot.domain.extension.decide) applied as a
+        compare-and-set; the last approval needed schedules the purchase in that step."""
         now = self.clock.now()
         refused: list[str] = []
+        outcomes: list[Outcome] = []
 
         def decided(r: CapacityRecord) -> Change | None:
             why = _decision_refusal(r, number, user, is_approver)
@@ -202,21 +244,38 @@ class ExtensionService:
                 return None
             ext = r.extension
             assert ext is not None  # checked by _decision_refusal
-            status = ExtensionStatus.APPROVED if approve else ExtensionStatus.REJECTED
-            new_ext = ext.model_copy(
-                update={"status": status, "approved_by": user, "decided_at": now, "reason": reason}
-            )
+            decision = decide(ext, user, is_approver, r.requester, approve, reason, now)
+            outcomes.append(decision.outcome)
+            if not decision.outcome.changed:
+                return None
+            new = r.model_copy(update={"extension": decision.extension})
             payload = ExtensionJob(request=r.id, number=number)
+            if decision.outcome is Outcome.PARTIAL:
+                got = f"{len(decision.extension.approvals)} of {ext.required_approvals}"
+                card = TELL.job(_key(r.id, number), now, payload)  # the card shows the count
+                return Change(
+                    new, "extension-approval", user, got, schedule=(card,), usd=ext.offer.fee_usd
+                )
             job = (BUY if approve else TELL).job(_key(r.id, number), now, payload)
-            new = r.model_copy(update={"extension": new_ext})
             action = "extension-approved" if approve else "extension-rejected"
-            return Change(new, action, user, reason, schedule=(job,))
+            return Change(
+                new,
+                action,
+                user,
+                reason,
+                schedule=(job,),
+                usd=ext.offer.fee_usd if approve else None,
+            )
 
         record, change = apply_change(self.store, request_id, decided, self.clock.now)
         if record is None:
             return f"There is no request {request_id}."
         if change is None:
             return refused[0] if refused else "Nothing changed."
+        if outcomes and outcomes[-1] is Outcome.PARTIAL:
+            return (
+                f"Approval recorded for the extension of {request_id}; it needs one more approver."
+            )
         if approve:
             return f"Approved: extending {request_id} now."
         return f"Rejected the extension of {request_id}."
@@ -228,38 +287,95 @@ class ExtensionService:
         ext = record.extension if record else None
         if record is None or ext is None or ext.number != job.number:
             return
-        if ext.status is ExtensionStatus.APPROVED:
-            record = self._claim(record, ext)
-            if record is None:
-                return  # another job won the claim
-        elif ext.status is not ExtensionStatus.PURCHASING:
+        now = self.clock.now()
+        if ext.status is ExtensionStatus.PURCHASING:
+            if ext.lease_until is not None and ext.lease_until > now:
+                raise RetryLater(ext.lease_until, "another worker is buying the extension")
+            self._reconcile(record, ext, "its purchase attempt outlived its lease")
+            return
+        if ext.status is ExtensionStatus.UNKNOWN:
+            self._look_again(record, ext, now)
+            return
+        if ext.status is not ExtensionStatus.APPROVED:
             return  # bought, failed or rejected already
+        claimed = self._claim(record, ext)
+        if claimed is None:
+            return  # another job won the claim
+        record = claimed
         res = record.reservation
         assert res is not None and record.extension is not None
         ext = record.extension
-        # A previous attempt may have bought it before dying: ask AWS first.
-        if self.market.current_end(res) >= ext.offer.end:
-            self._finish(record, ext, res.model_copy(update={"end": ext.offer.end}), "found")
+        try:
+            # Look before you buy: an extension already applied is not bought again.
+            if self.market.current_end(res) >= ext.offer.end:
+                self._finish(record, ext, res.model_copy(update={"end": ext.offer.end}), "found")
+                return
+            current = self.market.extension_offer(res, ext.offer.hours)
+        except ExtensionUnavailable as exc:
+            self._fail(record, ext, f"{exc}; ask again")
             return
-        current = self.market.extension_offer(res, ext.offer.hours)
+        except PurchaseError as exc:
+            self._fail(record, ext, f"AWS could not be asked before buying ({exc}); ask again")
+            return
         if current is None or price_moved(ext.offer, current):
             now_price = usd(current.fee_usd) if current else "no offer"
             approved = usd(ext.offer.fee_usd)
             why = f"the price moved ({approved} approved, {now_price} now): ask again"
             self._fail(record, ext, why)
             return
-        bought = self.market.buy_extension(res, current)
+        try:
+            bought = self.market.buy_extension(res, current)
+        except PurchaseError as exc:
+            if exc.problem is PurchaseProblem.OUTCOME_UNKNOWN:
+                log.warning("%s: extension outcome unknown (%s): reconciling", record.id, exc)
+                self._reconcile(record, ext, str(exc))
+            else:
+                self._fail(record, ext, f"AWS refused: {exc.code}: {exc.message}")
+            return
         self._finish(record, ext, bought, "bought")
 
+    def _reconcile(self, record: CapacityRecord, ext: Extension, why: str) -> None:
+        """Where AWS says the reservation ends decides; nothing is bought."""
+        res = record.reservation
+        assert res is not None
+        try:
+            end = self.market.current_end(res)
+        except PurchaseError as exc:
+            raise RetryLater(
+                self.clock.now() + RECONCILE_FIRST, f"reconcile failed: {exc}"
+            ) from exc
+        if end >= ext.offer.end:
+            self._finish(record, ext, res.model_copy(update={"end": ext.offer.end}), "found")
+        elif ext.status is not ExtensionStatus.UNKNOWN:
+            self._unknown(record, ext, why)
+
+    def _look_again(self, record: CapacityRecord, ext: Extension, now: datetime) -> None:
+        self._reconcile(record, ext, "")
+        fresh = self.store.get(record.id)
+        left = fresh.extension if fresh else None
+        if left is None or left.number != ext.number or left.status is not ExtensionStatus.UNKNOWN:
+            return
+        age = now - (ext.attempt_at or now)
+        if age < RECONCILE_FOR:
+            wait = min(max(age, RECONCILE_FIRST), RECONCILE_MAX)
+            raise RetryLater(now + wait, "extension outcome unknown: looking in AWS again")
+
     def _claim(self, record: CapacityRecord, ext: Extension) -> CapacityRecord | None:
-        """approved -> purchasing: exactly one caller wins."""
+        """approved -> purchasing, with the attempt and its lease: exactly one caller wins."""
+        now = self.clock.now()
 
         def claim(r: CapacityRecord) -> Change | None:
             if r.extension is None or r.extension.number != ext.number:
                 return None
             if r.extension.status is not ExtensionStatus.APPROVED:
                 return None
-            new_ext = r.extension.model_copy(update={"status": ExtensionStatus.PURCHASING})
+            new_ext = r.extension.model_copy(
+                update={
+                    "status": ExtensionStatus.PURCHASING,
+                    "attempt_at": now,
+                    "lease_until": now + ATTEMPT_LEASE,
+                }
+            )
             new = r.model_copy(update={"extension": new_ext})
             return Change(new, "extension-purchasing", BOT, ext.offer.offering_id[:80])
 
@@ -270,7 +386,7 @@ class ExtensionService:
         def done(r: CapacityRecord) -> Change | None:
             if r.extension is None or r.extension.number != ext.number:
                 return None
-            if r.extension.status is not ExtensionStatus.PURCHASING:
+            if r.extension.status not in (ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN):
                 return None
             new_ext = r.extension.model_copy(update={"status": ExtensionStatus.BOUGHT})
             # The new end moves the reminders (the store's follower) in this same step.
@@ -278,13 +394,44 @@ class ExtensionService:
             payload = ExtensionJob(request=r.id, number=ext.number)
             tell = TELL.job(_key(r.id, ext.number), self.clock.now(), payload)
             detail = f"{how}: ends {when(res.end)}, {usd(ext.offer.fee_usd)}"
-            return Change(new, "extension-bought", BOT, detail, schedule=(tell,))
+            return Change(
+                new, "extension-bought", BOT, detail, schedule=(tell,), usd=ext.offer.fee_usd
+            )
 
         apply_change(self.store, record.id, done, self.clock.now)
 
+    def _unknown(self, record: CapacityRecord, ext: Extension, why: str) -> None:
+        def unknown(r: CapacityRecord) -> Change | None:
+            if r.extension is None or r.extension.number != ext.number:
+                return None
+            if r.extension.status is not ExtensionStatus.PURCHASING:
+                return None
+            said = (
+                "the purchase may or may not have happened, and AWS does not show the new end "
+                "yet; the bot looks again for two hours and never buys it again"
+            )
+            new_ext = r.extension.model_copy(
+                update={"status": ExtensionStatus.UNKNOWN, "reason": said}
+            )
+            now = self.clock.now()
+            payload = ExtensionJob(request=r.id, number=ext.number)
+            jobs = (
+                BUY.job(_key(r.id, ext.number), now + RECONCILE_FIRST, payload),
+                TELL.job(_key(r.id, ext.number), now, payload),
+            )
+            new = r.model_copy(update={"extension": new_ext})
+            detail = f"{why}: {said}" if why else said
+            return Change(new, "extension-unknown", BOT, detail, schedule=jobs)
+
+        apply_change(self.store, record.id, unknown, self.clock.now)
+
     def _fail(self, record: CapacityRecord, ext: Extension, reason: str) -> None:
+        """Nothing was bought (the answer was certain, or nothing was sent)."""
+
         def failed(r: CapacityRecord) -> Change | None:
             if r.extension is None or r.extension.number != ext.number:
+                return None
+            if r.extension.status is not ExtensionStatus.PURCHASING:
                 return None
             new_ext = r.extension.model_copy(
                 update={"status": ExtensionStatus.FAILED, "reason": reason}
@@ -324,11 +471,25 @@ class ExtensionService:
         elif ext.status is ExtensionStatus.FAILED:
             # AWS's refusal is not bounded and escaping can make it 5x longer: clip first.
             text = f":x: {record.id} was not extended: {esc(clip(ext.reason, 500))}."
+        elif ext.status is ExtensionStatus.UNKNOWN:
+            text = (
+                f":warning: The extension of {record.id} to {when(offer.end)} may or may not "
+                f"have been bought: {esc(ext.reason)}. Check the account; you will hear when "
+                "AWS shows it."
+            )
         else:
             return
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"
         block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
         self.delivery.send(key, record.requester, text, [block])
+
+
+def paid_so_far(record: CapacityRecord) -> float:
+    """What the request has cost: its purchase and the extensions bought since (the
+    reservation's fee carries both), or the chosen total before anything was bought."""
+    if record.reservation is not None and record.reservation.fee_usd is not None:
+        return record.reservation.fee_usd
+    return record.total_usd or 0.0
 
 
 def _decision_refusal(

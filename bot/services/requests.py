@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.domain.approval import SpendingLimits
+from bot.domain.approval import SpendingPolicy
 from bot.domain.audit import AuditEntry
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import CANCELLABLE, NOTHING_BOUGHT, State
@@ -46,7 +46,7 @@ class RequestService:
         store: Store,
         submissions: SubmissionRules,
         clock: Clock,
-        limits: SpendingLimits,
+        limits: SpendingPolicy,
         intake: JobIntake,
     ) -> None:
         self.store = store

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from bot.domain.approval import SpendingLimits
+from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import Candidate, candidate_by_value
 from bot.domain.lifecycle import State
 from bot.domain.recommendation import Quote
@@ -23,7 +23,7 @@ class RequestError(Exception):
 
 
 class SubmissionRules:
-    def __init__(self, limits: SpendingLimits, clock: Clock, approval_timeout: timedelta) -> None:
+    def __init__(self, limits: SpendingPolicy, clock: Clock, approval_timeout: timedelta) -> None:
         self.limits = limits
         self.clock = clock
         self.approval_timeout = approval_timeout

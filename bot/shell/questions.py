@@ -21,6 +21,10 @@ def confirmed(term: Terminal, renderer: Renderer, dialog: dict[str, Any]) -> boo
     term.write("\n".join(f"  {line}" for line in renderer.confirm(dialog)))
     yes = renderer.text(dialog.get("confirm")) or "Confirm"
     no = renderer.text(dialog.get("deny")) or "Cancel"
+    return yes_or_no(term, yes, no)
+
+
+def yes_or_no(term: Terminal, yes: str, no: str) -> bool:
     while True:
         line = term.read(f"  {yes} (y) or {no} (n)? ", remember=False)
         answer = line.strip().lower()
@@ -38,6 +42,14 @@ def confirmed(term: Terminal, renderer: Renderer, dialog: dict[str, Any]) -> boo
 def fill_in(term: Terminal, view: dict[str, Any], submit: Callable[[Values], Ack]) -> Ack | None:
     """The app's answer to the accepted submission, or None when the form was closed."""
     fields = [FormField.of(b) for b in view.get("blocks", []) if b.get("type") == "input"]
+    if not fields:
+        # Nothing to fill in (a confirmation): its Submit or its Close.
+        yes = str((view.get("submit") or {}).get("text") or "Submit")
+        no = str((view.get("close") or {}).get("text") or "Cancel")
+        if yes_or_no(term, yes, no):
+            return submit({})
+        term.write("Form closed without submitting.")
+        return None
     states = {f.block_id: f.initial() for f in fields}
     to_ask = [f for f in fields if f.fillable]
     term.write(f"Fill in the form: {FORM_HELP}")

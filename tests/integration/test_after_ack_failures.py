@@ -3,7 +3,6 @@ clicked (ephemeral, the message stays), or by DM from App Home (which has no res
 
 from __future__ import annotations
 
-from bot.blocks.ids import ActionId
 from tests.integration.test_slack_flow import submitted
 from tests.slack_harness import APPROVER, BotUnderTest
 
@@ -21,7 +20,7 @@ def test_from_a_message_it_is_said_beside_the_card(make_bot) -> None:  # type: i
     request_id = submitted(bot)
     approvals_fail(bot)
     bot.fake.reset()
-    reply, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    reply, token = bot.approve(request_id, APPROVER)
     assert reply.status == 200
     bot.wait()
     (sorry,) = bot.responses(token)
@@ -36,7 +35,7 @@ def test_from_app_home_it_comes_by_dm(make_bot) -> None:  # type: ignore[no-unty
     request_id = submitted(bot)
     approvals_fail(bot)
     bot.fake.reset()
-    reply, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    reply, token = bot.approve(request_id, APPROVER, container="home")
     assert reply.status == 200
     bot.wait()
     assert bot.responses(token) == []

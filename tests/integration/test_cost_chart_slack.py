@@ -14,7 +14,6 @@ from datetime import timedelta
 import pytest
 
 from bot.adapters.charts.png import PNG_MAGIC
-from bot.blocks.ids import ActionId
 from bot.domain.lifecycle import State
 from bot.services.delivery import filename_of
 from bot.services.notifications import chart_key
@@ -43,7 +42,7 @@ def test_the_chart_is_shared_once_in_the_cards_thread(make_bot) -> None:  # type
     thread = bot.services.slack.conversations_replies(channel=card.channel, ts=card.ts)
     assert [f["name"] for m in thread["messages"] for f in m.get("files", [])] == [shared.name]
     # Deciding updates the card; the chart is not shared again.
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     assert bot.record(request_id).state is not State.PENDING_APPROVAL
     assert len(bot.fake.shared_files()) == 1
@@ -121,7 +120,7 @@ def test_a_refused_chart_is_logged_and_audited_and_the_approval_goes_on(
     bot.wait()
     assert len(bot.fake.of(method, ok_only=False)) == attempts == 1
     assert not [j for j in bot.services.store.dead_jobs() if j.startswith("chart:")]
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     assert bot.record(request_id).state is not State.PENDING_APPROVAL
 

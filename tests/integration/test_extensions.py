@@ -78,13 +78,17 @@ def test_an_approved_extension_is_bought_once_and_moves_the_reminders(make_bot, 
     assert card.args["channel"] == APPROVAL_CHANNEL
     assert "gpu_extension_approve" in card.text_of_blocks()
     # The requester cannot approve their own extension; an outsider cannot either.
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", REQUESTER)
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", OUTSIDER)
+    bot.approve("R1|1", REQUESTER, action_id=ActionId.EXTENSION_APPROVE.value)
+    bot.approve("R1|1", OUTSIDER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     assert bot.record("R1").extension.status is ExtensionStatus.PENDING_APPROVAL  # type: ignore[union-attr]
     # Two approvers at once: one approval, one purchase.
     clicks = [
-        threading.Thread(target=bot.click, args=(ActionId.EXTENSION_APPROVE.value, "R1|1", who))
+        threading.Thread(
+            target=bot.approve,
+            args=("R1|1", who),
+            kwargs={"action_id": ActionId.EXTENSION_APPROVE.value},
+        )
         for who in (APPROVER, APPROVER_2, APPROVER)
     ]
     for click in clicks:
@@ -131,7 +135,7 @@ def test_a_rejected_extension_buys_nothing(make_bot) -> None:  # type: ignore[no
     later(bot)
     assert "was rejected" in texts(bot)[-1] and "the run finished early" in texts(bot)[-1]
     # Approving after the rejection changes nothing.
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER_2)
+    bot.approve("R1|1", APPROVER_2, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     assert days_added(bot, res) == 0
 
@@ -167,10 +171,12 @@ def test_someone_who_is_not_an_approver_gets_no_reject_form(make_bot) -> None:  
     active(bot)
     bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
     bot.wait()
-    _reply, token = bot.click(ActionId.EXTENSION_REJECT.value, "R1|1", REQUESTER)
+    _reply, token = bot.click(ActionId.EXTENSION_REJECT.value, "R1|1", OUTSIDER)
+    _reply, own = bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", REQUESTER)
     bot.wait()
     assert bot.fake.of("views.open") == []  # refused before any form
     assert "Only approvers can approve or reject an extension" in str(bot.responses(token))
+    assert "an extension of your own reservation" in str(bot.responses(own))
     assert bot.record("R1").extension.status is ExtensionStatus.PENDING_APPROVAL  # type: ignore[union-attr]
 
 
@@ -180,7 +186,7 @@ def test_a_price_that_moved_after_approval_is_refused(make_bot) -> None:  # type
     bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
     bot.wait()
     bot.market.conditions.price_factor = 1.2  # the market moves before the job buys
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER)
+    bot.approve("R1|1", APPROVER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     record = bot.record("R1")
     assert record.extension is not None and record.extension.status is ExtensionStatus.FAILED
@@ -192,7 +198,7 @@ def test_a_price_that_moved_after_approval_is_refused(make_bot) -> None:  # type
     # Asking again shows the new price; a new approval buys it.
     bot.click(ActionId.EXTEND.value, "R1|24", REQUESTER)
     bot.wait()
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|2", APPROVER)
+    bot.approve("R1|2", APPROVER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     assert bot.record("R1").extension.status is ExtensionStatus.BOUGHT  # type: ignore[union-attr]
     assert days_added(bot, res) == 1

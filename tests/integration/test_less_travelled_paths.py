@@ -41,7 +41,7 @@ def test_the_cancel_button_on_a_quote_cancels_it(make_bot) -> None:  # type: ign
 def test_an_approved_request_can_no_longer_be_cancelled(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot: BotUnderTest = make_bot()
     request_id = submitted(bot)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     state = bot.record(request_id).state
     assert state not in (State.PENDING_APPROVAL, State.CANCELLED)
@@ -67,7 +67,7 @@ def test_the_approver_group_failing_lets_nobody_in_through_it(make_bot) -> None:
     bot: BotUnderTest = make_bot(approvers=[], approver_group="S0APPROVERS")
     request_id = submitted(bot)
     bot.fake.fail("usergroups.users.list", 500, times=100)
-    _, token = bot.click(ActionId.APPROVE.value, request_id, GROUP_APPROVER)
+    _, token = bot.approve(request_id, GROUP_APPROVER)
     bot.wait()
     assert bot.record(request_id).state is State.PENDING_APPROVAL
     (answer,) = bot.responses(token)
@@ -78,11 +78,11 @@ def test_the_approver_group_is_read_once_then_cached(make_bot) -> None:  # type:
     bot: BotUnderTest = make_bot(approvers=[], approver_group="S0APPROVERS")
     directory_reads = lambda: len(bot.fake.of("usergroups.users.list"))  # noqa: E731
     first, second = submitted(bot), submitted(bot)
-    bot.click(ActionId.APPROVE.value, first, GROUP_APPROVER)
+    bot.approve(first, GROUP_APPROVER)
     bot.wait()
     reads = directory_reads()
     assert reads >= 1
-    bot.click(ActionId.APPROVE.value, second, GROUP_APPROVER)
+    bot.approve(second, GROUP_APPROVER)
     bot.wait()
     assert directory_reads() == reads  # the second decision used the cached members
     assert bot.record(first).state is not State.PENDING_APPROVAL
@@ -160,7 +160,7 @@ def test_a_decision_that_loses_a_race_is_decided_again_on_a_fresh_read(make_bot)
 
     store.get = get_then_race  # type: ignore[method-assign]
     try:
-        bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+        bot.approve(request_id, APPROVER)
         bot.wait()
     finally:
         store.get = real_get  # type: ignore[method-assign]
@@ -195,7 +195,7 @@ def test_an_approval_card_deleted_before_the_decision(make_bot) -> None:  # type
     card = bot.record(request_id).approval_message
     assert card is not None
     bot.fake.delete_message(card.channel, card.ts)  # someone in the channel deleted it
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.approve(request_id, APPROVER, container="home")
     bot.wait()
     record = bot.record(request_id)
     assert record.approvers == [APPROVER]

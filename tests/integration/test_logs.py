@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.blocks.ids import ActionId
 from bot.logs import Context, JsonFormatter, Redact, start_fields
 from tests.integration.test_slack_flow import submitted
 from tests.slack_harness import APPROVER, SECRET, BotUnderTest
@@ -43,7 +42,7 @@ def test_a_scripted_approval_logs_the_request_id_and_no_secret(
     bot: BotUnderTest = make_bot()
     bot.services.settings.slack_bot_token  # noqa: B018 - the harness's token is TOKEN
     request_id = submitted(bot)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     text = captured.getvalue()
     lines = [json.loads(line) for line in text.splitlines()]  # each line one object

@@ -42,7 +42,7 @@ def test_a_scripted_approval_moves_the_counts(make_bot) -> None:  # type: ignore
     pending = samples(bot.scrape())
     assert value(pending, "gpu_bot_requests", state="pending_approval") == 1
     assert value(pending, "gpu_bot_store_up") == 1
-    reply, _ = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    reply, _ = bot.approve(request_id, APPROVER)
     assert reply.status == 200
     bot.wait()
     after = samples(bot.scrape())

@@ -14,8 +14,9 @@ import redis
 
 from bot.app import build_services
 from bot.domain.audit import AuditEntry
+from bot.domain.decisions import Rejection
 from bot.domain.lifecycle import State
-from bot.domain.records import CapacityRecord, Rejection
+from bot.domain.records import CapacityRecord
 from bot.services.changes import Change, apply_change
 from bot.services.jobs import notify_job
 from bot.services.notifications import card_key

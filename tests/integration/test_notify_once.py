@@ -39,7 +39,7 @@ def test_a_card_answered_after_the_timeout_is_found_not_posted_again_and_later_u
     bot.wait()
     assert len(cards(bot)) == 1
     assert bot.record(request_id).approval_message is None  # the bot does not know yet
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.approve(request_id, APPROVER, container="home")
     bot.wait()
     assert len(cards(bot)) == 1  # a run before the post settled did not post again
     bot.clock.advance(timedelta(seconds=31))
@@ -112,7 +112,7 @@ def test_a_card_refused_in_an_archived_channel_is_reported_and_the_requester_tol
     assert len(bot.fake.of("chat.postMessage", ok_only=False)) == 2  # the card, the DM
     assert bot.services.store.dead_jobs() == {}
     # An approver decides from App Home; the requester hears of it.
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.approve(request_id, APPROVER, container="home")
     bot.wait()
     assert any("was approved" in t for t in dms(bot))
 
@@ -125,7 +125,7 @@ def test_a_card_that_cannot_be_updated_does_not_hold_up_telling_the_requester(
     request_id = submitted(bot)
     bot.fake.refuse("chat.update", "is_archived", times=100)  # the channel was archived
     with caplog.at_level(logging.ERROR, logger="bot"):
-        bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+        bot.approve(request_id, APPROVER)
         bot.wait()
     assert bot.record(request_id).state is State.PAYMENT_PENDING
     told = dms(bot)
@@ -139,7 +139,7 @@ def test_a_card_that_cannot_be_updated_does_not_hold_up_telling_the_requester(
 def test_each_decision_is_told_once_however_often_its_jobs_run(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     request_id = submitted(bot)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     before = dms(bot)
     for _ in range(3):
@@ -159,7 +159,7 @@ def test_a_copy_of_the_card_the_bot_lost_track_of_loses_its_buttons_when_clicked
     # A second copy, as a post whose answer was lost and whose search missed it leaves.
     stray = "1699999999.000100"
     bot.click(ActionId.REJECT_OPEN.value, request_id, APPROVER, message_ts=stray)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER, message_ts=stray)
+    bot.approve(request_id, APPROVER, message_ts=stray)
     bot.wait()
     assert bot.record(request_id).state is State.PAYMENT_PENDING  # the click still counts
     on_stray = [c for c in bot.fake.of("chat.update") if c.args["ts"] == stray]
@@ -169,6 +169,6 @@ def test_a_copy_of_the_card_the_bot_lost_track_of_loses_its_buttons_when_clicked
     assert on_card and "lost track" not in on_card[-1].text_of_blocks()
     # Clicks on the recorded card leave it to the card job.
     before = len(bot.fake.of("chat.update"))
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     assert len(bot.fake.of("chat.update")) == before

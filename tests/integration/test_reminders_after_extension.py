@@ -84,7 +84,7 @@ def expected(
 def extend(bot: BotUnderTest) -> None:
     bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
     bot.wait()
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER)
+    bot.approve("R1|1", APPROVER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
 
 
@@ -154,7 +154,7 @@ def test_an_extension_approved_while_the_old_reminder_waits_drops_it_instead_of_
     # the extension is approved. Its purchase moves the end: that reminder no longer
     # makes sense (the new end gets its own), so it is dropped, not sent late.
     bot.clock.set(res.end - 2 * H + 10 * MIN)
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER)
+    bot.approve("R1|1", APPROVER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     new = bot.record("R1").reservation
     assert new is not None and new.end == res.end + 24 * H
@@ -173,7 +173,7 @@ def test_a_reminder_held_for_an_extension_that_fails_goes_out_once(make_bot) -> 
     bot.wait()
     bot.market.conditions.price_factor = 1.2  # the purchase will be refused
     bot.clock.set(res.end - 2 * H + 10 * MIN)
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER)
+    bot.approve("R1|1", APPROVER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     assert bot.record("R1").reservation.end == res.end  # type: ignore[union-attr]
     walk(bot, res.end + 5 * MIN)

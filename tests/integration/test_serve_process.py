@@ -244,9 +244,19 @@ def test_metrics_of_every_process_move_with_a_scripted_approval(
             assert _post(base, *form) == 200
             fake_slack.wait_for("chat.postMessage", 1, timeout=20)  # the approval card
             click = payloads.button_click(
-                ActionId.APPROVE.value, request_id, "U0APPROVER", fake_slack.response_url("m3")
+                ActionId.APPROVE.value,
+                request_id,
+                "U0APPROVER",
+                fake_slack.response_url("m3"),
+                trigger_id="T-approve",
             )
             assert _post(base, *click) == 200
+            # The bot puts the amount to the approver; the approver confirms it.
+            (opened,) = fake_slack.wait_for("views.open", 1, timeout=20)
+            confirm = payloads.view_submission(
+                CallbackId.APPROVE.value, {}, "U0APPROVER", opened.view()["private_metadata"]
+            )
+            assert _post(base, *confirm) == 200
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
                 # The state is read from Redis; the counters move in the process that saved

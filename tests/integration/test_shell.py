@@ -58,11 +58,10 @@ def approval_flow(tmp_path_factory: pytest.TempPathFactory) -> str:
             "press 1",  # Submit for approval…: opens the form
             "",  # Option: keep the recommended one
             "",  # Reason: keep the one typed in the command
-            "press 1",  # Approve, as the requester
-            "y",
+            "press 1",  # Approve, as the requester: refused before any question
             "as alice",
             "show 2",  # the card again: the refusal had no buttons to press
-            "press 1",  # Approve, as an approver
+            "press 1",  # Approve, as an approver: the amount is put to her
             "y",
             "/gpu status R1",
         ]
@@ -98,15 +97,20 @@ def test_submit_opens_the_form_and_posts_the_card_for_approval(approval_flow: st
     card = section(approval_flow, "#approvals · message 2")
     assert "  Requester: @you" in card
     assert ":hourglass: *Pending approval* (0 of 1 approvals" in card
-    assert card.splitlines()[-1] == "  [1] Approve  [2] Reject…"
+    assert card.splitlines()[-1] == "  [1] Approve…  [2] Reject…"
     assert "  :outbox_tray: Submitted R1 (2x p5.48xlarge" in approval_flow
 
 
 def test_the_requester_approving_their_own_request_is_refused(approval_flow: str) -> None:
-    assert "  *Approve this purchase?*\n" in approval_flow
-    assert " (y) or Back (n)? y\n" in approval_flow
+    # Refused at once: the money question is never put to the requester.
+    mine = approval_flow.split("as alice", 1)[0]
+    assert "Approve this purchase?" not in mine
     refusal = section(approval_flow, "ephemeral to you · message 3")
     assert refusal == "  :warning: You cannot approve or reject your own request."
+    after = approval_flow.split("as alice", 1)[1]
+    form = section(after, "modal opened for alice: Approve this purchase?")
+    assert "  Approve *$4,983.55* for 2x p5.48xlarge as a Capacity Block (request R1)?" in form
+    assert "  Approve $4,983.55 (y) or Cancel (n)? y\n" in after
 
 
 def test_an_approver_approves_the_card_updates_and_the_requester_gets_a_dm(
@@ -202,7 +206,7 @@ def test_a_pending_request_times_out_when_the_clock_moves_on(tmp_path: Path) -> 
     out = run_shell(script + "\n", tmp_path)
     home = section(out, "App Home of @bob")
     assert "  *Waiting for approval (1)*" in home
-    assert "  [1] Approve  [2] Reject…" in home
+    assert "  [1] Approve…  [2] Reject…" in home
     assert "bob> worker\nNo jobs due.\n" in out
     after = out.split("bob> clock +2d", 1)[1]
     # The timeout, the notify job, and what it fans out to: the card and the requester.
@@ -220,8 +224,10 @@ def test_a_piped_line_that_does_not_answer_a_confirm_runs_as_the_next_command(
 ) -> None:
     script = "\n".join([RESERVE, "press 1", "", "", "as alice", "press 1", "as bob", "whoami"])
     out = run_shell(script + "\n", tmp_path)
-    assert "(y) or Back (n)? as bob\n  ! Not answered (y or n)" in out
-    assert "Not pressed.\nalice> as bob\nYou are bob (U0BOB), an approver.\n" in out
+    assert "(y) or Cancel (n)? as bob\n  ! Not answered (y or n)" in out
+    assert (
+        "Form closed without submitting.\nalice> as bob\nYou are bob (U0BOB), an approver.\n" in out
+    )
     assert "bob> whoami\nYou are bob (U0BOB), an approver.\n" in out
 
 

@@ -50,7 +50,8 @@ def test_the_whole_life_in_the_shell(tmp_path: Path) -> None:
         "as you",
         "press 1",  # Extend
         "as alice",
-        "press 1",  # approve the extension
+        "press 1",  # approve the extension: its amount is put to her
+        "y",
         clock.to(end - 24 * H + 3 * MIN),
         clock.to(new_end - 24 * H + 3 * MIN),
         clock.to(new_end - 2 * H + 3 * MIN),  # two hours before the new end

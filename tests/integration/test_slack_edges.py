@@ -145,7 +145,7 @@ def test_5xx_is_retried(make_bot, status: int) -> None:  # type: ignore[no-untyp
     bot = make_bot()
     request_id = submitted(bot)
     bot.fake.fail("chat.update", status, times=1)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     bot.clock.advance(timedelta(seconds=31))  # the card job's backoff
     bot.wait()
@@ -162,7 +162,7 @@ def test_slack_down_after_approval_keeps_the_state(make_bot) -> None:  # type: i
     bot.expect_crashes()  # Slack fails on purpose
     request_id = submitted(bot)
     bot.fake.fail("chat.update", 500, times=10)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     # The card is stale, not the state: approved, and bought exactly once.
     assert bot.record(request_id).state is State.PAYMENT_PENDING
@@ -327,7 +327,7 @@ def test_home_shows_requests_and_approvers_get_buttons(make_bot) -> None:  # typ
         ActionId.REJECT_OPEN.value,
     ]
     bot.fake.reset()
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.approve(request_id, APPROVER, container="home")
     bot.wait()
     assert bot.record(request_id).approvers == [APPROVER]
     (republished,) = bot.fake.of("views.publish")

@@ -126,8 +126,13 @@ def test_submission_posts_the_request_for_approval(make_bot) -> None:  # type: i
     (post,) = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
     blocks = post.blocks()
     assert action_ids(blocks) == [ActionId.APPROVE.value, ActionId.REJECT_OPEN.value]
-    approve = blocks[-1]["elements"][0]
-    assert "$4,983.55" in approve["confirm"]["text"]["text"]
+    # Approve puts the amount to an approver in a confirmation the bot opens (not Slack's
+    # client-side confirm, which would come before the bot could refuse the requester).
+    assert "confirm" not in blocks[-1]["elements"][0]
+    form = bot.approval_form(request_id, APPROVER)
+    assert form["callback_id"] == CallbackId.APPROVE.value
+    assert "$4,983.55" in form["blocks"][0]["text"]["text"]
+    assert form["submit"]["text"] == "Approve $4,983.55"
     assert f"<@{REQUESTER}>" in post.text_of_blocks()
     assert record.approval_message is not None
     assert record.approval_deadline is not None
@@ -137,7 +142,7 @@ def test_submission_posts_the_request_for_approval(make_bot) -> None:  # type: i
 def test_approval_updates_the_card_in_place_and_tells_the_requester(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     request_id = submitted(bot)
-    reply, _ = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    reply, _ = bot.approve(request_id, APPROVER)
     assert reply.status == 200
     bot.wait()
     record = bot.record(request_id)
@@ -171,8 +176,9 @@ def test_the_requester_cannot_approve_their_own_request(make_bot) -> None:  # ty
     bot = make_bot(approvers=[REQUESTER, APPROVER])
     request_id = submitted(bot)
     before = bot.services.store.audit(request_id)
-    _, token = bot.click(ActionId.APPROVE.value, request_id, REQUESTER)
+    _, token = bot.approve(request_id, REQUESTER)
     bot.wait()
+    assert bot.fake.of("views.open") == []  # refused before the amount is put to them
     (refusal,) = bot.responses(token)
     assert "your own request" in refusal["text"]
     assert refusal["response_type"] == "ephemeral"
@@ -185,7 +191,7 @@ def test_the_requester_cannot_approve_their_own_request(make_bot) -> None:  # ty
 def test_someone_who_is_not_an_approver_is_refused(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     request_id = submitted(bot)
-    _, token = bot.click(ActionId.APPROVE.value, request_id, OUTSIDER)
+    _, token = bot.approve(request_id, OUTSIDER)
     bot.wait()
     (refusal,) = bot.responses(token)
     assert "Only approvers" in refusal["text"]
@@ -196,7 +202,7 @@ def test_someone_who_is_not_an_approver_is_refused(make_bot) -> None:  # type: i
 def test_members_of_the_approver_group_may_approve(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot(approvers=[], approver_group="S0APPROVERS")
     request_id = submitted(bot)
-    bot.click(ActionId.APPROVE.value, request_id, "U0GROUPAPPROVER")
+    bot.approve(request_id, "U0GROUPAPPROVER")
     bot.wait()
     assert bot.record(request_id).approvers == ["U0GROUPAPPROVER"]
     assert bot.record(request_id).state is State.PAYMENT_PENDING
@@ -215,17 +221,18 @@ def test_twenty_concurrent_approve_clicks_make_one_transition(make_bot) -> None:
 
     bot = make_bot()
     request_id = submitted(bot)
+    # Both approvers have the confirmation open; twenty confirmations arrive at once.
+    forms = {who: bot.approval_form(request_id, who) for who in (APPROVER, APPROVER_2)}
     gate = ReadsBeforeWrites(request_id, readers=2)
     gate.install(bot.services.store)
+
+    def confirm(i: int) -> Reply:
+        who = APPROVER if i % 2 else APPROVER_2
+        meta = forms[who]["private_metadata"]
+        return bot.submit_view(CallbackId.APPROVE.value, {}, who, meta)
+
     with ThreadPoolExecutor(20) as pool:
-        replies = list(
-            pool.map(
-                lambda i: bot.click(
-                    ActionId.APPROVE.value, request_id, APPROVER if i % 2 else APPROVER_2
-                )[0],
-                range(20),
-            )
-        )
+        replies = list(pool.map(confirm, range(20)))
     assert all(r.status == 200 for r in replies)
     bot.wait()
     assert gate.held_writes >= 1  # the clicks really raced on one version
@@ -246,11 +253,9 @@ def test_a_slack_retry_of_the_same_delivery_changes_nothing_twice(make_bot) -> N
 
     bot = make_bot()
     request_id = submitted(bot)
-    _, url = bot.new_response_url()
-    card = bot.record(request_id).approval_message
-    assert card is not None
-    body = payloads.button_click(
-        ActionId.APPROVE.value, request_id, APPROVER, url, message_ts=card.ts
+    form = bot.approval_form(request_id, APPROVER)
+    body = payloads.view_submission(
+        CallbackId.APPROVE.value, {}, APPROVER, form["private_metadata"]
     )
     first = bot.post(*body)
     retry = bot.post(
@@ -269,15 +274,16 @@ def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ign
     one = make_bot()
     two = make_bot()  # same Redis namespace, own services, own HTTP server
     request_id = submitted(one)
+    meta = one.approval_form(request_id, APPROVER)["private_metadata"]
     gate = ReadsBeforeWrites(request_id, readers=2)
     gate.install(one.services.store)
     gate.install(two.services.store)
     with ThreadPoolExecutor(10) as pool:
         list(
             pool.map(
-                lambda i: (one if i % 2 else two).click(
-                    ActionId.APPROVE.value, request_id, APPROVER
-                )[0],
+                lambda i: (one if i % 2 else two).submit_view(
+                    CallbackId.APPROVE.value, {}, APPROVER, meta
+                ),
                 range(10),
             )
         )
@@ -294,16 +300,16 @@ def test_above_the_second_approval_amount_two_different_approvers_are_needed(mak
     bot = make_bot(second_approval_usd=1000)
     request_id = submitted(bot)
     assert bot.record(request_id).required_approvals == 2
-    _, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    _, token = bot.approve(request_id, APPROVER)
     bot.wait()
     assert bot.record(request_id).state is State.PENDING_APPROVAL
     assert "needs one more approver" in bot.responses(token)[0]["text"]
-    _, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)  # same person again
+    _, token = bot.approve(request_id, APPROVER)  # same person again
     bot.wait()
     assert "approved this already" in bot.responses(token)[0]["text"]
     assert bot.record(request_id).state is State.PENDING_APPROVAL
     assert bot.purchase_calls() == 0
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER_2)
+    bot.approve(request_id, APPROVER_2)
     bot.wait()
     record = bot.record(request_id)
     assert record.state is State.PAYMENT_PENDING
@@ -429,7 +435,7 @@ def test_cancel_by_command_updates_the_card(make_bot) -> None:  # type: ignore[n
     (update,) = bot.fake.of("chat.update")
     assert action_ids(update.blocks()) == []
     assert bot.services.store.due_at(f"timeout:{request_id}") is None
-    _, token = bot.click(ActionId.APPROVE.value, request_id, APPROVER)  # too late
+    _, token = bot.approve(request_id, APPROVER)  # too late
     bot.wait()
     assert "cancelled already" in bot.responses(token)[0]["text"]
     assert bot.record(request_id).state is State.CANCELLED
@@ -500,7 +506,7 @@ def test_a_request_decided_before_its_card_is_posted_gets_a_card_without_buttons
     bot.fake.fail("chat.postMessage", 500)
     submit_form(bot, request_id)
     bot.wait()
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER, container="home")
+    bot.approve(request_id, APPROVER, container="home")
     bot.wait()
     bot.clock.advance(timedelta(seconds=31))
     bot.wait()
@@ -515,7 +521,7 @@ def test_a_request_decided_before_its_card_is_posted_gets_a_card_without_buttons
 def test_the_requester_is_told_once_even_when_the_delivery_runs_again(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     request_id = submitted(bot)
-    bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    bot.approve(request_id, APPROVER)
     bot.wait()
     dms_before = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER]
     updates_before = len(bot.fake.of("chat.update"))
@@ -599,7 +605,7 @@ def test_a_request_whose_window_has_passed_cannot_be_approved(make_bot) -> None:
     # On-Demand has no offering to start, but the asked window still ends.
     assert record.approval_deadline == record.request.end
     bot.clock.advance(timedelta(hours=3))
-    reply, _ = bot.click(ActionId.APPROVE.value, request_id, APPROVER)
+    reply, _ = bot.approve(request_id, APPROVER)
     assert reply.status == 200
     bot.wait()
     assert bot.record(request_id).state is not State.APPROVED
@@ -609,7 +615,8 @@ def test_a_request_whose_window_has_passed_cannot_be_approved(make_bot) -> None:
 def test_an_older_request_past_its_window_is_refused_whatever_its_deadline(make_bot) -> None:  # type: ignore[no-untyped-def]
     from datetime import timedelta
 
-    from bot.domain.approval import Outcome, approve
+    from bot.domain.approval import approve
+    from bot.domain.decisions import Outcome
 
     bot = make_bot(approval_timeout=timedelta(hours=24))
     request_id = submitted(bot, "1x g5.12xlarge 1h from today ec2", pick="on-demand:0")

@@ -101,7 +101,12 @@ def test_a_request_goes_from_command_to_approval_over_socket_mode(
     slack.wait_connections(2)
     assert len(bot.fake.of("apps.connections.open")) == 2
     _t, url = bot.new_response_url()
-    approve = _interactive(payloads.button_click(ActionId.APPROVE.value, request_id, APPROVER, url))
+    click = _interactive(payloads.button_click(ActionId.APPROVE.value, request_id, APPROVER, url))
+    slack.wait_ack(slack.send("interactive", click))
+    bot.wait()
+    # The bot put the amount to the approver in a confirmation; the approver confirms it.
+    meta = bot.fake.of("views.open")[-1].view()["private_metadata"]
+    approve = _interactive(payloads.view_submission(CallbackId.APPROVE.value, {}, APPROVER, meta))
     first = slack.send("interactive", approve)
     slack.wait_ack(first)
     bot.wait()

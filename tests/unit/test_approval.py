@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from bot.domain.approval import Outcome, SpendingLimits, approve, reject
+from bot.domain.approval import SpendingPolicy, approve, reject
+from bot.domain.decisions import Outcome
 from bot.domain.lifecycle import State
 from tests.factories import NOW, make_record
 
@@ -72,11 +73,11 @@ def test_a_rejection_needs_a_reason() -> None:
 
 @pytest.mark.parametrize(("total", "needed"), [(999.99, 1), (1000.0, 1), (1000.01, 2)])
 def test_second_approval_boundary(total: float, needed: int) -> None:
-    assert SpendingLimits(second_approval_usd=1000).approvals_needed(total) == needed
+    assert SpendingPolicy(second_approval_usd=1000).approvals_needed(total) == needed
 
 
 def test_hard_limit_boundary() -> None:
-    limits = SpendingLimits(max_request_usd=5000)
+    limits = SpendingPolicy(max_request_usd=5000)
     assert limits.refusal(5000) is None
     refusal = limits.refusal(5000.01)
     assert refusal is not None and "$5,000.01" in refusal and "$5,000.00 limit" in refusal
@@ -85,12 +86,39 @@ def test_hard_limit_boundary() -> None:
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0])
 def test_spending_limits_are_finite_amounts_above_zero(bad: float) -> None:
     with pytest.raises(ValueError, match="finite"):
-        SpendingLimits(second_approval_usd=bad)
+        SpendingPolicy(second_approval_usd=bad)
     with pytest.raises(ValueError, match="finite"):
-        SpendingLimits(max_request_usd=bad)
+        SpendingPolicy(max_request_usd=bad)
 
 
 def test_a_cost_that_is_not_a_number_needs_two_approvers_and_passes_no_cap() -> None:
-    limits = SpendingLimits(second_approval_usd=1000, max_request_usd=5000)
+    limits = SpendingPolicy(second_approval_usd=1000, max_request_usd=5000)
     assert limits.approvals_needed(float("nan")) == 2
     assert limits.refusal(float("nan")) is not None
+
+
+@pytest.mark.parametrize(
+    ("fee", "paid", "needed"),
+    [
+        (999.99, 0, 1),  # a purchase: its own amount
+        (1000.01, 0, 2),
+        (400, 600, 1),  # an extension: its fee, and the request's total after it
+        (400, 600.01, 2),  # the total passes the amount though the fee does not
+        (1000.01, 0.0, 2),
+    ],
+)
+def test_one_policy_judges_a_purchase_and_an_extension(
+    fee: float, paid: float, needed: int
+) -> None:
+    assert SpendingPolicy(second_approval_usd=1000).judge(fee, paid_before_usd=paid).approvals == (
+        needed
+    )
+
+
+def test_an_extension_that_takes_the_total_above_the_cap_is_refused_and_says_so() -> None:
+    policy = SpendingPolicy(max_request_usd=6000)
+    assert policy.judge(1000, paid_before_usd=5000).refusal is None
+    refusal = policy.judge(1661.18, paid_before_usd=4983.55).refusal
+    assert refusal is not None
+    assert "costs $1,661.18" in refusal and "$6,644.73 in all" in refusal
+    assert "$6,000.00 limit" in refusal

@@ -12,9 +12,9 @@ from bot.blocks.home import home_view
 from bot.blocks.reminders import extension_card
 from bot.blocks.requests import list_blocks, request_card, requester_update, status_blocks
 from bot.domain.audit import AuditEntry
+from bot.domain.decisions import Approval, Rejection
 from bot.domain.extension import Extension, ExtensionOffer, ExtensionStatus
 from bot.domain.lifecycle import State
-from bot.domain.records import Approval, Rejection
 from tests.factories import make_record
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -465,3 +465,18 @@ def test_a_short_critical_window_on_a_common_type_may_take_an_odcr() -> None:
     )
     assert q.recommendation.kind is OptionKind.ON_DEMAND_RESERVATION
     assert "billed by whole days" in " ".join(q.recommendation.reasons)
+
+
+def test_the_most_spot_can_cost_is_the_on_demand_price() -> None:
+    # Spot's price can rise to On-Demand's (its default maximum): the limits go by that.
+    r = req(environment=Environment.EC2, interruptible=True)
+    spot = opt(r, OptionKind.SPOT)
+    assert spot.total_usd == pytest.approx(SPOT * r.instance_hours, abs=0.01)
+    assert spot.most_usd == pytest.approx(OD * r.instance_hours, abs=0.01)
+
+
+def test_without_an_on_demand_price_spot_is_bounded_at_ten_times_its_price() -> None:
+    r = req(environment=Environment.EC2, interruptible=True)
+    spot = opt(r, OptionKind.SPOT, market(r, on_demand=None))
+    assert spot.most_usd == pytest.approx(SPOT * 10 * r.instance_hours, abs=0.01)
+    assert any("ten times the Spot price" in reason for reason in spot.reasons)

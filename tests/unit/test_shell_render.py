@@ -13,14 +13,15 @@ from bot.adapters.clock import ManualClock
 from bot.app import build_services
 from bot.blocks.home import home_view
 from bot.blocks.ids import ActionId
-from bot.blocks.modals import reject_form, reserve_form, submit_form
+from bot.blocks.modals import approve_form, reject_form, reserve_form, submit_form
 from bot.blocks.quote import quote_blocks
 from bot.blocks.requests import request_card
 from bot.config import load_settings
 from bot.domain.choices import candidate_by_value
+from bot.domain.decisions import Approval
 from bot.domain.lifecycle import State
 from bot.domain.recommendation import Quote
-from bot.domain.records import Approval, CapacityRecord
+from bot.domain.records import CapacityRecord
 from bot.domain.request import RequestDraft
 from bot.shell.mrkdwn import Names, to_text
 from bot.shell.render import Renderer
@@ -112,22 +113,25 @@ def test_the_approval_card_has_labelled_fields_and_approve_reject(quote: Quote) 
         assert field in out.lines
     assert any(line.startswith("Total: $") and line.endswith(" upfront") for line in out.lines)
     assert any("~Spot~" in line for line in out.lines)  # struck out: not possible
-    assert out.lines[-1] == "[1] Approve  [2] Reject…"
+    assert out.lines[-1] == "[1] Approve…  [2] Reject…"
 
 
-def test_the_approve_confirm_dialog_shows_the_amount(quote: Quote) -> None:
+def test_the_approve_confirmation_shows_the_amount(quote: Quote) -> None:
+    # Approve asks nothing itself (Slack would show its confirm before the bot can refuse
+    # the requester): the bot opens this confirmation for an approver who may approve.
     record = pending(quote)
     out = PLAIN_RENDERER.message(request_card(record), "")
     approve = out.buttons[0]
     assert approve.action_id == ActionId.APPROVE.value
-    dialog = PLAIN_RENDERER.confirm(approve.element["confirm"])
-    assert dialog[0] == "*Approve this purchase?*"
+    assert "confirm" not in approve.element
+    form = approve_form(record, {"request": record.id})
     amount = f"${record.total_usd:,.2f}"
-    assert dialog[1] == (
+    assert PLAIN_RENDERER.text(form["title"]) == "Approve this purchase?"
+    assert PLAIN_RENDERER.view(form, first_button=1).lines == [
         f"Approve *{amount}* for 2x p5.48xlarge as a Capacity Block (request R7)? "
-        "It is paid up front and cannot be cancelled."
-    )
-    assert PLAIN_RENDERER.text(approve.element["confirm"]["confirm"]) == f"Approve {amount}"
+        "It is paid up front and cannot be cancelled.",
+        f"[Approve {amount}]  [Cancel]",
+    ]
 
 
 def test_a_decided_card_has_no_buttons(quote: Quote) -> None:
@@ -185,8 +189,8 @@ def test_app_home_numbers_the_buttons_of_every_waiting_card(quote: Quote) -> Non
     text = lines(out.lines)
     assert out.lines[0] == "== gpu-bot =="
     assert "*Waiting for approval (2)*" in out.lines
-    assert "[1] Approve  [2] Reject…" in out.lines
-    assert "[3] Approve  [4] Reject…" in out.lines
+    assert "[1] Approve…  [2] Reject…" in out.lines
+    assert "[3] Approve…  [4] Reject…" in out.lines
     assert [b.value for b in out.buttons] == ["R7", "R7", "R8", "R8"]
     assert "*R7* 2x p5.48xlarge" in text  # "Your requests" lists alice's own
 
@@ -200,7 +204,7 @@ def test_plain_output_has_no_escape_codes_and_ansi_output_has_emphasis(quote: Qu
     assert "\x1b" not in plain
     ansi = Renderer(ANSI, NAMES).message(blocks, "")
     assert "\x1b[1mRecommended: Capacity Block\x1b[0m" in lines(ansi.lines)
-    assert "\x1b[1;32mApprove\x1b[0m" in ansi.lines[-1]  # primary
+    assert "\x1b[1;32mApprove…\x1b[0m" in ansi.lines[-1]  # primary
     assert "\x1b[1;31mReject…\x1b[0m" in ansi.lines[-1]  # danger
 
 

@@ -14,7 +14,7 @@ from slack_sdk import WebClient
 from bot.adapters.slack.client import make_webhook_client
 from bot.blocks.quote import quote_blocks, quote_fallback
 from bot.blocks.text import esc
-from bot.domain.approval import SpendingLimits
+from bot.domain.approval import SpendingPolicy
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
 
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 class SlackNotifier:
-    def __init__(self, client: WebClient, limits: SpendingLimits | None = None) -> None:
+    def __init__(self, client: WebClient, limits: SpendingPolicy | None = None) -> None:
         self.client = client
         self.limits = limits  # a quote above them offers no Submit
 
