@@ -63,6 +63,7 @@ from bot.services.jobs import (
 )
 from bot.services.notifications import NotificationService
 from bot.services.ports import Clock, MarketData, Notifier, Purchaser
+from bot.services.ports.charts import ChartRenderer
 from bot.services.purchasing import PurchaseService
 from bot.services.quote_jobs import QuoteJobs
 from bot.services.quoting import QuoteService
@@ -102,9 +103,12 @@ def build_services(
     notifier: Notifier | None = None,
     accounts: AccountClients | None = None,
     purchaser: Purchaser | None = None,
+    chart_renderer: ChartRenderer = render_png_apart,
 ) -> Wiring:
     """`accounts`: the AWS clients of each account and region (default: live or sandbox
-    by settings), shared by every flow so that what one buys, the others see."""
+    by settings), shared by every flow so that what one buys, the others see.
+    `chart_renderer` draws the cost chart (default: in a child process, so no bot process
+    ever imports matplotlib)."""
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
@@ -138,8 +142,7 @@ def build_services(
     timeout = max(1, round(settings.slack_timeout.total_seconds()))
     poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
     once = OnceOnly(store, poster, clock, settle=settings.delivery_settle, files=poster)
-    # Charts are drawn in a child process (a job): no bot process ever imports matplotlib.
-    notifications = NotificationService(store, once, clock, approval_channel, render_png_apart)
+    notifications = NotificationService(store, once, clock, approval_channel, chart_renderer)
     jobs = JobRegistry()
     notifications.register(jobs)
     jobs.register(OPEN, requests.create_draft)

@@ -189,9 +189,9 @@ def make_bot(fake_slack: object, redis_store: RedisStore, clock: ManualClock):  
 
     bots: list[BotUnderTest] = []
 
-    def make(**settings: object) -> BotUnderTest:
+    def make(charts: object = None, **settings: object) -> BotUnderTest:
         store = RedisStore(redis_store.redis, namespace=redis_store.prefix.strip("{}"))
-        bot = BotUnderTest(fake_slack, store, clock, **settings)  # type: ignore[arg-type]
+        bot = BotUnderTest(fake_slack, store, clock, charts, **settings)  # type: ignore[arg-type]
         bots.append(bot)
         return bot
 

@@ -21,15 +21,18 @@ from aws_sandbox.redis_store import RedisMarketStore
 from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.aws.market import AwsClients, AwsMarket
 from bot.adapters.aws.sandboxed import sandbox_clients
+from bot.adapters.charts.png import PNG_MAGIC
 from bot.adapters.clock import ManualClock
 from bot.adapters.store import RedisStore
 from bot.app import Wiring, build_app, build_services, metrics_page
 from bot.blocks.ids import ActionId
 from bot.config import Settings
+from bot.domain.cost_chart import CostChart
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
 from bot.services.delivery import PACE_SECONDS
 from bot.services.notifications import KINDS as NOTIFICATION_KINDS
+from bot.services.ports.charts import ChartRenderer
 from bot.worker import Worker
 from handlers.commands import answered_in_ack
 from tests import slack_payloads as payloads
@@ -80,8 +83,15 @@ class _Crashes(logging.Handler):
 
 class BotUnderTest:
     def __init__(
-        self, fake: FakeSlack, store: RedisStore, clock: ManualClock, **settings: Any
+        self,
+        fake: FakeSlack,
+        store: RedisStore,
+        clock: ManualClock,
+        charts: ChartRenderer | None = None,
+        **settings: Any,
     ) -> None:
+        """`charts` draws the cost chart; by default a canned PNG, at once (the chart
+        tests bring the real renderer, which starts a child process)."""
         self.fake = fake
         self.clock = clock
         self.crashes = _Crashes()
@@ -124,7 +134,12 @@ class BotUnderTest:
         market = AwsMarket(aws, _catalog(), cache=store)
         self.aws = aws
         self.services: Wiring = build_services(
-            self.settings, clock=clock, store=store, market=market, accounts=accounts
+            self.settings,
+            clock=clock,
+            store=store,
+            market=market,
+            accounts=accounts,
+            chart_renderer=charts or canned_chart,
         )
         # slack_sdk sleeps between its retries of a 5xx; the tests move the clock, so
         # those waits would only add real seconds.
@@ -332,6 +347,11 @@ class BotUnderTest:
 
     def responses(self, token: str) -> list[dict[str, Any]]:
         return [c.args for c in self.fake.of("response_url") if c.token == token]
+
+
+def canned_chart(chart: CostChart) -> bytes:
+    """A PNG's magic number and the chart's title: a chart to share, drawn in no time."""
+    return PNG_MAGIC + chart.title.encode()
 
 
 def _catalog():  # type: ignore[no-untyped-def]

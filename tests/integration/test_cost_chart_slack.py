@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.adapters.charts.png import PNG_MAGIC
+from bot.adapters.charts.png import PNG_MAGIC, render_png_apart
 from bot.domain.lifecycle import State
 from bot.services.delivery import filename_of
 from bot.services.notifications import chart_key
@@ -28,7 +28,7 @@ def steps(bot: BotUnderTest) -> list[str]:
 
 
 def test_the_chart_is_shared_once_in_the_cards_thread(make_bot) -> None:  # type: ignore[no-untyped-def]
-    bot = make_bot()
+    bot = make_bot(charts=render_png_apart)  # the real drawing, in its child process
     request_id = submitted(bot)
     card = bot.record(request_id).approval_message
     assert card is not None and card.channel == APPROVAL_CHANNEL
@@ -135,6 +135,7 @@ def test_serving_a_request_does_not_import_matplotlib(redis_url: str, namespace:
         import sys
         from datetime import UTC, datetime
 
+        from bot.adapters.charts.png import render_png_apart
         from bot.adapters.clock import ManualClock
         from bot.adapters.store import RedisStore
         from bot.adapters.store.connect import open_redis
@@ -144,7 +145,8 @@ def test_serving_a_request_does_not_import_matplotlib(redis_url: str, namespace:
 
         fake = FakeSlack()
         store = RedisStore(open_redis({redis_url!r}), namespace={namespace!r})
-        bot = BotUnderTest(fake, store, ManualClock(datetime(2026, 11, 30, 4, tzinfo=UTC)))
+        clock = ManualClock(datetime(2026, 11, 30, 4, tzinfo=UTC))
+        bot = BotUnderTest(fake, store, clock, charts=render_png_apart)
         request_id = quoted(bot, "2x p5.48xlarge 3d from 2026-12-14")
         assert submit_form(bot, request_id).status == 200
         assert bot.services.after_ack.wait_idle(10)
