@@ -5,7 +5,8 @@ same machine, same run, same processes and threads; and the resident memory of
 The baseline (benchmarks/bare_app.py) is Bolt as its documentation serves it: the stock
 WSGI adapter (`slack_bolt.adapter.wsgi.SlackRequestHandler`) under plain gunicorn
 gthread, `process_before_response=True`, a /gpu listener that only acks: none of
-gpu-bot's server code. Both run `--workers` processes of 16 threads.
+gpu-bot's server code. Both run the same shape: `--shape PROCESSESxTHREADS` (default 1x16;
+the README deploys 2x8, one process per core of this machine).
 
 Signed `/gpu` slash commands are fired over `--concurrency` keep-alive connections; each
 latency is from sending the request to reading the response. Targets:
@@ -22,8 +23,12 @@ a run is measured and drains the queued quotes between runs, so the sandbox mark
 does not count against the acks. Runs are interleaved over `--rounds` rounds and the
 medians of the rounds are compared (the machine is shared).
 
-Run: python -m benchmarks.ack_latency [--requests 2000] [--concurrency 8] [--workers 1]
-     [--rate 20] [--rounds 3]
+With `--in-process-worker` the bot serves as `gpu-bot serve` does by default, a job worker
+inside each serving process (it waits on Redis for work; the quotes it would run are still
+drained between runs): what that worker costs the acks.
+
+Run: python -m benchmarks.ack_latency [--requests 2000] [--concurrency 8] [--shape 2x8]
+     [--in-process-worker] [--rate 20] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -54,26 +59,41 @@ RESERVE_P99_TARGET = 1.5
 RSS_TARGET_MB = 150
 
 
-def bot_command(port: int, workers: int) -> list[str]:
-    serve = ["serve", "--no-worker", "--port", str(port), "--workers", str(workers)]
+def bot_command(port: int, workers: int, threads: int, in_process_worker: bool) -> list[str]:
+    serve = ["serve", "--port", str(port), "--workers", str(workers), "--threads", str(threads)]
+    if not in_process_worker:
+        serve.append("--no-worker")
     return [sys.executable, "-m", "bot", *serve]
 
 
-def stock_command(port: int, workers: int) -> list[str]:
+def stock_command(port: int, workers: int, threads: int, _worker: bool = False) -> list[str]:
     return [
-        *(sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "16"),
+        *(sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", str(threads)),
         *("-w", str(workers), "--bind", f"127.0.0.1:{port}", "--log-level", "warning"),
         "benchmarks.bare_app:application",
     ]
 
 
+def shape(text: str) -> tuple[int, int]:
+    """`2x8` -> (2 processes, 8 threads each)."""
+    processes, _, threads = text.partition("x")
+    if not (processes.isdigit() and threads.isdigit() and int(processes) and int(threads)):
+        raise argparse.ArgumentTypeError(f"{text!r}: give PROCESSESxTHREADS, such as 2x8")
+    return int(processes), int(threads)
+
+
 @contextmanager
 def server(
-    command: Callable[[int, int], list[str]], workers: int, env: dict[str, str]
+    command: Callable[..., list[str]],
+    workers: int,
+    threads: int,
+    env: dict[str, str],
+    in_process_worker: bool = False,
 ) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     port = free_port()
+    argv = command(port, workers, threads, in_process_worker)
     proc = subprocess.Popen(
-        command(port, workers),
+        argv,
         env=os.environ | env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -84,7 +104,7 @@ def server(
                 break
             time.sleep(0.05)
         else:
-            raise RuntimeError(f"{command(port, workers)} did not start")
+            raise RuntimeError(f"{argv} did not start")
         yield port, proc
     finally:
         proc.terminate()
@@ -208,12 +228,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000, help="per closed-loop run")
     parser.add_argument("--concurrency", type=int, default=8, help="keep-alive connections")
-    parser.add_argument("--workers", type=int, default=1, help="server processes, both apps")
+    parser.add_argument(
+        "--shape",
+        type=shape,
+        default=None,
+        help="PROCESSESxTHREADS of both servers (default 1x16; the README deploys 2x8)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="server processes, both apps (or --shape)"
+    )
+    parser.add_argument(
+        "--in-process-worker",
+        action="store_true",
+        help="serve with a job worker in each process, as `gpu-bot serve` does by default",
+    )
     parser.add_argument(
         "--rate", type=float, default=20.0, help="requests per second of the paced (open loop) runs"
     )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians")
     args = parser.parse_args()
+    workers, threads = args.shape or (args.workers, 16)
     fake = FakeSlack()
     redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
     namespace = f"bench-{uuid.uuid4().hex[:8]}"
@@ -245,7 +279,9 @@ def main() -> int:
     samples: dict[str, list[tuple[float, float, float]]] = {label: [] for label in runs}
     print(
         f"signed /gpu commands over {args.concurrency} keep-alive connections; "
-        f"{args.workers} server process(es) of 16 threads each; {args.rounds} interleaved "
+        f"{workers} server process(es) of {threads} threads each"
+        f"{', a job worker in each bot process' if args.in_process_worker else ''}; "
+        f"{args.rounds} interleaved "
         f"rounds of {args.requests} back to back and {paced} paced at {args.rate:.0f}/s; "
         "medians of the rounds"
     )
@@ -256,8 +292,11 @@ def main() -> int:
         stderr=subprocess.DEVNULL,
     )
     with (
-        server(stock_command, args.workers, env) as (stock_port, _stock),
-        server(bot_command, args.workers, env) as (bot_port, bot_proc),
+        server(stock_command, workers, threads, env) as (stock_port, _stock),
+        server(bot_command, workers, threads, env, args.in_process_worker) as (
+            bot_port,
+            bot_proc,
+        ),
     ):
         ports = {"stock": stock_port, "bot": bot_port}
         for port in ports.values():  # warm up both
@@ -301,12 +340,12 @@ def main() -> int:
         print(f"{what}: {ratio:.2f}x the stock app's (target {sign} {target}x): {_word(met)}")
         ok &= met
     memory = f"gpu-bot serve after the load: {loaded:.0f} MB resident (gunicorn master + "
-    if args.workers == 1:
+    if workers == 1:
         met = loaded < RSS_TARGET_MB
         print(memory + f"1 worker; target < {RSS_TARGET_MB} MB): {_word(met)}")
         ok &= met
     else:
-        print(memory + f"{args.workers} workers; the target is for 1 worker)")
+        print(memory + f"{workers} workers; the target is for 1 worker)")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
