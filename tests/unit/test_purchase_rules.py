@@ -162,6 +162,10 @@ def test_a_block_holds_at_most_64_instances() -> None:
     assert "at most 64" in (block_limit_refusal(65, []) or "")
 
 
+_SESSION = botocore.session.get_session()
+_MODELS = {name: _SESSION.get_service_model(name) for name in ("sagemaker", "ec2")}
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     namespace=st.from_regex(r"[A-Za-z0-9_-]{1,40}", fullmatch=True),
@@ -178,8 +182,7 @@ def test_every_name_token_and_tag_the_bot_sends_fits_the_service_models(
     from aws_sandbox.shapes import request_violations
 
     rid = f"R{request}"
-    sagemaker = botocore.session.get_session().get_service_model("sagemaker")
-    ec2 = botocore.session.get_session().get_service_model("ec2")
+    sagemaker, ec2 = _MODELS["sagemaker"], _MODELS["ec2"]
     tags = [
         {"Key": k, "Value": v} for k, v in purchase_tags(namespace, rid, "U0REQ", approvers).items()
     ]
