@@ -1,0 +1,47 @@
+"""A newcomer's first week in `gpu-bot shell`, as scripts fed to the real process: what
+follows a click shows at once, piped forms end where the script's commands begin."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tests.integration.test_shell import run_shell
+from tests.integration.test_shell_reminders import MIN, Clock
+
+H = timedelta(hours=1)
+
+
+def _start_day() -> datetime:
+    day = (datetime.now(UTC) + timedelta(days=14)).date()
+    return datetime(day.year, day.month, day.day, 11, 30, tzinfo=UTC)
+
+
+def test_what_follows_an_extensions_approval_shows_at_once(tmp_path: Path) -> None:
+    now = datetime.now(UTC)
+    start = _start_day()
+    end = start + timedelta(days=3)
+    clock = Clock(now)
+    script = [
+        f'/gpu reserve 2x p5.48xlarge 3d from {start.date()} ec2 reason="load test"',
+        "press 1",
+        "",
+        "",
+        "as alice",
+        "press 1",
+        "y",
+        clock.to(end - 24 * H + MIN),  # a day before the end: the reminder with Extend
+        "as you",
+        "press 1",  # Extend
+        "as alice",
+        "press 1",  # approve the extension
+        "whoami",
+    ]
+    out = run_shell("\n".join(script) + "\n", tmp_path)
+    approved = out.split("alice> press 1")[-1].split("alice> whoami")[0]
+    # The extension is bought and the requester told before anything else is typed, as
+    # in Slack; the clock was not moved to get there.
+    assert "Approved: extending R1 now." in approved
+    assert "Extension 1: *bought* · approved by @alice" in approved
+    told = [s for s in approved.split("── ") if s.startswith("DM to @you")]
+    assert told and "is extended to" in told[-1], approved
