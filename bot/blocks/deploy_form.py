@@ -15,8 +15,8 @@ from bot.domain.records import CapacityRecord
 View = dict[str, Any]
 Block = dict[str, Any]
 MODELS_HINT = (
-    "One per line: NAME=MEMORY[xCOPIES], the GPU memory one copy needs, e.g. "
-    "llama-3-8b=18gb x2 or bge-embed=4gbx3"
+    "NAME=MEMORY[xCOPIES], the GPU memory one copy needs, one per line or separated by "
+    "semicolons, e.g. llama-3-8b=18gb x2; bge-embed=4gbx3"
 )
 LAYOUT_HINT = (
     "MIG profiles for each GPU, e.g. 3g.20gb 2g.10gb 1g.10gb. Leave empty and the planner "

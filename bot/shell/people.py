@@ -41,6 +41,13 @@ class People:
             return self._by_id[wanted]
         return None
 
+    def knows(self, name_or_id: str) -> bool:
+        """Whether `as name_or_id` would act as someone (without adding anyone)."""
+        wanted = name_or_id.strip().lstrip("@")
+        people = self._by_id.values()
+        known = any(wanted.lower() == p.name or wanted.upper() == p.id for p in people)
+        return known or bool(_USER_ID.fullmatch(wanted))
+
     def names(self) -> dict[str, str]:
         return {p.id: p.name for p in self._by_id.values()}
 

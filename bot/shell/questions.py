@@ -15,6 +15,8 @@ from bot.shell.terminal import Terminal
 CLOSE = "."
 FORM_HELP = f"Enter keeps the value in [brackets], - clears it, {CLOSE} closes the form."
 Values = dict[str, dict[str, State]]  # block id -> {action id -> element state}
+# Whether a line is one of the shell's commands (it ends a form instead of filling it in).
+IsCommand = Callable[[str], bool]
 
 
 def confirmed(term: Terminal, renderer: Renderer, dialog: dict[str, Any]) -> bool:
@@ -39,8 +41,15 @@ def yes_or_no(term: Terminal, yes: str, no: str) -> bool:
         term.write("  ! Answer y or n.")
 
 
-def fill_in(term: Terminal, view: dict[str, Any], submit: Callable[[Values], Ack]) -> Ack | None:
-    """The app's answer to the accepted submission, or None when the form was closed."""
+def fill_in(
+    term: Terminal,
+    view: dict[str, Any],
+    submit: Callable[[Values], Ack],
+    is_command: IsCommand = lambda _line: False,
+) -> Ack | None:
+    """The app's answer to the accepted submission, or None when the form was closed:
+    with `.`, or by a line that is a command (`is_command`), which then runs next. A
+    script's next command is never taken for a field's value."""
     fields = [FormField.of(b) for b in view.get("blocks", []) if b.get("type") == "input"]
     if not fields:
         # Nothing to fill in (a confirmation): its Submit or its Close.
@@ -55,7 +64,7 @@ def fill_in(term: Terminal, view: dict[str, Any], submit: Callable[[Values], Ack
     term.write(f"Fill in the form: {FORM_HELP}")
     while True:
         for form_field in to_ask:
-            state = _ask(term, form_field, states[form_field.block_id])
+            state = _ask(term, form_field, states[form_field.block_id], is_command)
             if state is None:
                 term.write("Form closed without submitting.")
                 return None
@@ -73,12 +82,18 @@ def fill_in(term: Terminal, view: dict[str, Any], submit: Callable[[Values], Ack
             return None
 
 
-def _ask(term: Terminal, form_field: FormField, state: State) -> State | None:
+def _ask(
+    term: Terminal, form_field: FormField, state: State, is_command: IsCommand
+) -> State | None:
     """The new state of one field, or None when the form is closed."""
     term.write("\n".join(f"    {line}" for line in form_field.choices()))
     while True:
         answer = term.read(f"  {form_field.question(state)}", remember=False)
         if answer.strip() == CLOSE:
+            return None
+        if is_command(answer.strip()):
+            term.write(f"  ! `{answer.strip()[:40]}` is a command, not an answer: it runs next.")
+            term.give_back(answer)
             return None
         try:
             return form_field.answer(answer, state)

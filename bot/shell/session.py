@@ -31,7 +31,8 @@ Shell commands:
   worker           run the jobs due now
   help             this text
   quit             leave (also exit, or Ctrl-D)
-In a form: {FORM_HELP}"""
+In a form: {FORM_HELP}
+  A command typed in a form (/gpu …, press 2, as bob, …) closes it and runs."""
 
 
 class Session:
@@ -83,6 +84,22 @@ class Session:
                 f"slash commands start with {SLASH_COMMAND}."
             )
         return True
+
+    def is_command(self, line: str) -> bool:
+        """Whether `line` is one of the shell's commands as typed at the prompt (a form
+        ends there rather than take it for a value): a slash command, or a shell command
+        with what it takes (`press 2`, `as bob`, `clock +2h`; `as soon as…` is not one)."""
+        word, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        if word.startswith("/"):
+            return True
+        if word in ("press", "show"):
+            return rest.isdigit()
+        if word == "as":
+            return bool(rest) and " " not in rest and self.people.knows(rest)
+        if word == "clock":
+            return not rest or rest.startswith("+")
+        return word in ("quit", "exit", "whoami", "home", "worker", "help") and not rest
 
     # --- commands ---------------------------------------------------------------------
 
@@ -202,7 +219,7 @@ class Session:
             body = payloads.view_submission(person, opened.view, values, self._trigger())
             return self.slack.dispatch(body)
 
-        ack = fill_in(self.term, opened.view, submit)
+        ack = fill_in(self.term, opened.view, submit, self.is_command)
         if ack is not None:
             self._settle(ack)
 

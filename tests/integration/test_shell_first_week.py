@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.integration.test_shell import run_shell
+from tests.integration.test_shell import run_shell, section
 from tests.integration.test_shell_reminders import MIN, Clock
 
 H = timedelta(hours=1)
@@ -45,3 +45,37 @@ def test_what_follows_an_extensions_approval_shows_at_once(tmp_path: Path) -> No
     assert "Extension 1: *bought* · approved by @alice" in approved
     told = [s for s in approved.split("── ") if s.startswith("DM to @you")]
     assert told and "is extended to" in told[-1], approved
+
+
+def test_a_piped_form_ends_where_the_scripts_commands_begin(tmp_path: Path) -> None:
+    day = _start_day().date()
+    script = [
+        f'/gpu reserve 2x g5.xlarge 3d from {day} ec2 interruptible reason="load test"',
+        "press 1",  # Submit for approval…: the form asks the option, then the reason
+        "1",  # On-Demand
+        "as alice",  # the script's next command, not the reason
+        "whoami",
+        "/gpu status R1",
+    ]
+    out = run_shell("\n".join(script) + "\n", tmp_path)
+    assert "Reason for the approvers [load test]: as alice\n" in out
+    assert "  ! `as alice` is a command, not an answer: it runs next." in out
+    assert "Form closed without submitting." in out
+    assert "alice> whoami\nYou are alice (U0ALICE), an approver." in out
+    status = out.split("alice> /gpu status R1", 1)[1]
+    assert ":memo: *Quoted*" in status  # not submitted with "as alice" as its reason
+    assert "as alice" not in status
+
+
+def test_a_value_that_only_starts_like_a_command_is_kept(tmp_path: Path) -> None:
+    day = _start_day().date()
+    script = [
+        f"/gpu reserve 2x g5.xlarge 3d from {day} ec2",
+        "press 1",
+        "",
+        "as soon as the launch is fixed",  # a reason, not `as NAME`
+    ]
+    out = run_shell("\n".join(script) + "\n", tmp_path)
+    assert "is a command" not in out
+    card = section(out, "#approvals · message 2")
+    assert "Why: “as soon as the launch is fixed”" in card
