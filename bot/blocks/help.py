@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.domain.grammar import ACCEPTED_FORMS
+from bot.domain.grammar import ACCEPTED_FORMS, field_word
 
 EXAMPLE_LEAD = timedelta(days=14)  # examples start two weeks out, so they always work
 
@@ -39,7 +39,7 @@ def usage(now: datetime) -> str:
 
 
 def grammar_help() -> str:
-    lines = [f"• {name.replace('_', ' ')}: `{form}`" for name, form in ACCEPTED_FORMS.items()]
+    lines = [f"• {field_word(name)}: `{form}`" for name, form in ACCEPTED_FORMS.items()]
     return "*Request pieces* (any order, times in UTC)\n" + "\n".join(lines)
 
 

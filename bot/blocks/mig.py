@@ -7,6 +7,7 @@ from typing import Any
 
 from bot.blocks.text import esc
 from bot.domain.mig import LayoutCheck, Plan
+from bot.domain.words import counted
 
 
 def mig_check_blocks(check: LayoutCheck) -> list[dict[str, Any]]:
@@ -19,7 +20,7 @@ def mig_check_blocks(check: LayoutCheck) -> list[dict[str, Any]]:
     counts = ", ".join(f"{n} x {name}" for name, n in check.partitions_by_profile().items())
     lines = [
         f":white_check_mark: *{esc(layout)}* works on {title}",
-        f"• {check.partitions_per_gpu} partitions per GPU, {check.partitions_total} per "
+        f"• {counted(check.partitions_per_gpu, 'partition')} per GPU, {check.partitions_total} per "
         f"endpoint ({counts})",
         f"• unused per GPU: {check.unused_compute_slices} compute and "
         f"{check.unused_memory_slices} memory slices",

@@ -13,6 +13,7 @@ from bot.domain.cleanup import Inventory, Leftover, LeftoverKind
 from bot.domain.extension import Extension, ExtensionOffer, ExtensionStatus
 from bot.domain.reminders import Reminder, ReminderKind, ReservationView, human_duration
 from bot.domain.usage import usage_hint
+from bot.domain.words import counted
 
 Block = dict[str, Any]
 MAX_LEFTOVER_LINES = 30  # the rest is summed up in one line
@@ -260,7 +261,7 @@ def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Messag
                         "text": {
                             "type": "mrkdwn",
                             "text": clip(
-                                f"Delete the {len(found.items)} resources listed for "
+                                f"Delete the {counted(len(found.items), 'resource')} listed for "
                                 f"request {request_id}? This cannot be undone.",
                                 300,
                             ),
@@ -275,7 +276,9 @@ def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Messag
             ],
         }
     )
-    text = f"Request {request_id} has ended; {len(found.items)} resources are still there."
+    left = counted(len(found.items), "resource")
+    verb = "is" if len(found.items) == 1 else "are"
+    text = f"Request {request_id} has ended; {left} {verb} still there."
     return Message(text=text, blocks=blocks)
 
 
@@ -303,7 +306,8 @@ def cleanup_escalation(
             ],
         },
     ]
-    text = f"Request {request_id} has ended and nobody cleaned up its {len(found.items)} resources."
+    left = counted(len(found.items), "resource")
+    text = f"Request {request_id} has ended and nobody cleaned up its {left}."
     return Message(text=text, blocks=blocks)
 
 

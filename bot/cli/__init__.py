@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,10 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The exit status of a process whose reader went away (128 + SIGPIPE), as shells report it.
+EXIT_READER_GONE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    code: int = args.run(args)
+    try:
+        code: int = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `gpu-bot catalog --json | head`: the reader has what it wanted. Nothing more is
+        # written (Python would try again at exit and print a traceback).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_READER_GONE
     return code
 
 

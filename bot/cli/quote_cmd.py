@@ -19,7 +19,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "quote",
         help="compare On-Demand, Spot, Capacity Blocks and training plans for a request",
-        description="Example: gpu-bot quote 2x p5.48xlarge 3d from 2026-12-14 util=50%%",
+        # Not %-formatted by argparse (only help= strings are): one percent sign.
+        description="Example: gpu-bot quote 2x p5.48xlarge 3d from tomorrow util=50%",
     )
     p.add_argument("request", nargs="+", help="the request, as for /gpu reserve")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -16,6 +16,7 @@ from bot.domain import offering_rules as rules
 from bot.domain.catalog import Catalog, InstanceType
 from bot.domain.market import HourlyPrice, MarketSnapshot, Offering, PriceSource
 from bot.domain.request import CapacityRequest, Environment, Workload
+from bot.domain.words import counted
 
 
 class OptionKind(StrEnum):
@@ -414,10 +415,9 @@ def _hours(hours: float) -> str:
     """`2 days`, `30 hours`, `47 h 10 min`: exact, never rounded to a nicer figure."""
     minutes = round(hours * 60)
     if minutes % (24 * 60) == 0:
-        days = minutes // (24 * 60)
-        return f"{days} day" + ("s" if days != 1 else "")
+        return counted(minutes // (24 * 60), "day")
     if minutes % 60 == 0:
-        return f"{minutes // 60} hours"
+        return counted(minutes // 60, "hour")
     return f"{minutes // 60} h {minutes % 60} min"
 
 

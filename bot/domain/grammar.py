@@ -54,6 +54,14 @@ ACCEPTED_FORMS: dict[str, str] = {
 
 # Draft field name -> the ACCEPTED_FORMS entry that explains it.
 _FIELD_FORMS = {"duration_hours": "duration", "utilization_pct": "utilization"}
+# How a field is named to people: the code says utilization, people read British English
+# (as everywhere else the bot writes: "expected utilisation").
+FIELD_WORDS = {"utilization": "utilisation", "instance_type": "instance type"}
+
+
+def field_word(field: str) -> str:
+    return FIELD_WORDS.get(field, field.replace("_", " "))
+
 
 # Times in requests are UTC; this is how far ahead a start may be asked for at all.
 MAX_START_AHEAD = timedelta(days=2 * 365)
@@ -120,7 +128,7 @@ class RequestSyntaxError(ValueError):
 
 
 def usage() -> str:
-    lines = [f"• {name.replace('_', ' ')}: {form}" for name, form in ACCEPTED_FORMS.items()]
+    lines = [f"• {field_word(name)}: {form}" for name, form in ACCEPTED_FORMS.items()]
     return "\n".join(lines)
 
 
@@ -319,7 +327,7 @@ def _datetime_from_match(m: re.Match[str]) -> datetime:
 
 def _bad(field: str, token: str) -> RequestSyntaxError:
     return RequestSyntaxError(
-        f'"{token}" is not a valid {field.replace("_", " ")}',
+        f'"{token}" is not a valid {field_word(field)}',
         token=token,
         accepted=ACCEPTED_FORMS[field],
     )

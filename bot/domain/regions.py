@@ -9,6 +9,7 @@ cheapest. Pure: the quotes come from the services.
 from __future__ import annotations
 
 from bot.domain.recommendation import Quote, RegionQuote
+from bot.domain.words import counted
 
 # Starts within this many hours of each other count as the same start.
 SAME_START_HOURS = 12
@@ -65,7 +66,7 @@ def _why(best: Quote, possible: list[Quote]) -> str:
             "its start is closest to the one asked for; cheaper regions start later "
             f"({', '.join(q.request.region for q in cheaper)})"
         )
-    return f"the cheapest of the {len(possible)} regions where an option fits"
+    return f"the cheapest of the {counted(len(possible), 'region')} where an option fits"
 
 
 def _summary(quote: Quote) -> RegionQuote:

@@ -37,6 +37,7 @@ from bot.domain.market import (
     ReservationKind,
 )
 from bot.domain.request import CapacityRequest, Environment, Workload
+from bot.domain.words import counted
 from bot.services.ports import PriceCache
 
 if TYPE_CHECKING:
@@ -446,7 +447,7 @@ def _spot(clients: AwsClients, request: CapacityRequest, now: datetime) -> Hourl
     return HourlyPrice(
         usd_per_hour=usd,
         zone=zone,
-        source=_source(clients, f"DescribeSpotPriceHistory ({len(latest)} zones)", now),
+        source=_source(clients, f"DescribeSpotPriceHistory ({counted(len(latest), 'zone')})", now),
     )
 
 

@@ -30,6 +30,7 @@ from bot.domain.mig.profiles import (
     Profile,
     normalize_profile_name,
 )
+from bot.domain.words import counted
 
 VARIANT = "AllTraffic"
 RESERVATION_PREFERENCE = "capacity-reservations-only"
@@ -496,9 +497,10 @@ def _partition_components(
             errors.append(
                 Refusal(
                     Rule.MORE_COPIES_THAN_PARTITIONS,
-                    f"{model.name} asks for {model.copies} copies, one per partition of "
-                    f"{model.memory_gb:g} GB or more; {ask.instance_count} x "
-                    f"{ask.instance.instance_type} ({gpus} GPUs) with this layout have {have}"
+                    f"{model.name} asks for {counted(model.copies, 'copy')}, one per partition "
+                    f"of {model.memory_gb:g} GB or more; {ask.instance_count} x "
+                    f"{ask.instance.instance_type} ({counted(gpus, 'GPU')}) with this layout "
+                    f"have {have}"
                     + (
                         f", {room} left after larger models"
                         if room < sum(totals[p.sagemaker_name] for p in holding)
@@ -574,8 +576,9 @@ def _whole_gpu_components(
             errors.append(
                 Refusal(
                     Rule.MORE_COPIES_THAN_GPUS,
-                    f"{model.name} needs {model.memory_gb:g} GB, {devices} accelerators of "
-                    f"{instance.gpu_memory_gib} GB; one {instance.instance_type} has "
+                    f"{model.name} needs {model.memory_gb:g} GB, "
+                    f"{counted(devices, 'accelerator')} of {instance.gpu_memory_gib} GB; one "
+                    f"{instance.instance_type} has "
                     f"{instance.gpus}",
                 )
             )
@@ -593,7 +596,7 @@ def _whole_gpu_components(
             Refusal(
                 Rule.MORE_COPIES_THAN_GPUS,
                 f"copies x accelerators asked ({wanted}) do not fit {ask.instance_count} x "
-                f"{instance.instance_type} ({instance.gpus} accelerators each)",
+                f"{instance.instance_type} ({counted(instance.gpus, 'accelerator')} each)",
             )
         )
     elif per_instance and len(per_instance) > ask.instance_count:
@@ -601,7 +604,7 @@ def _whole_gpu_components(
             Refusal(
                 Rule.MORE_COPIES_THAN_GPUS,
                 f"the copies need {len(per_instance)} x {instance.instance_type} "
-                f"({instance.gpus} accelerators each); {ask.instance_count} asked",
+                f"({counted(instance.gpus, 'accelerator')} each); {ask.instance_count} asked",
             )
         )
     return tuple(components), errors

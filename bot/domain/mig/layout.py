@@ -24,6 +24,7 @@ from bot.domain.mig.profiles import (
     families_with,
     normalize_profile_name,
 )
+from bot.domain.words import counted
 
 
 class EndpointKind(StrEnum):
@@ -241,7 +242,8 @@ def component_errors(check: LayoutCheck, profile: str, accelerators: int = 1) ->
     if name not in check.profiles:
         errors.append(f"{name} is not in the endpoint's layout ({', '.join(check.profiles)})")
     if accelerators > 1:
-        errors.append(whole_gpus_message(f"a model that needs {accelerators} GPUs", accelerators))
+        needs = f"a model that needs {counted(accelerators, 'GPU')}"
+        errors.append(whole_gpus_message(needs, accelerators))
     return errors
 
 

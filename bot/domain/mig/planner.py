@@ -24,6 +24,7 @@ from typing import Any
 from bot.domain.catalog import Catalog, CatalogPrice, InstanceType, PriceKind
 from bot.domain.mig.layout import LayoutCheck, check_layout, find_placement, whole_gpus_message
 from bot.domain.mig.profiles import FAMILIES, RECOMMENDED_AMI, GpuFamily, Profile
+from bot.domain.words import counted
 
 MAX_COPIES = 1024
 _MODEL_RE = re.compile(
@@ -334,7 +335,7 @@ def _capacity_reason(
 ) -> str:
     """Name the memory size that runs out, or say the copies only fail together."""
     gpus = instance.gpus * instance_count
-    where = f"{instance.instance_type} ({instance.gpus} GPU{'s' if instance.gpus > 1 else ''})"
+    where = f"{instance.instance_type} ({counted(instance.gpus, 'GPU')})"
     if instance_count > 1:
         where = f"{instance_count}x {where}"
     for need in sorted({m.memory_gb for m in models}, reverse=True):
@@ -344,8 +345,9 @@ def _capacity_reason(
         )
         if wanted > per_gpu * gpus:
             return (
-                f"{wanted} copies need {need:g} GB or more; one {family.gpu_model} holds at most "
-                f"{per_gpu} partitions that large, so {where} holds {per_gpu * gpus}"
+                f"{counted(wanted, 'copy')} need {need:g} GB or more; one {family.gpu_model} "
+                f"holds at most {counted(per_gpu, 'partition')} that large, so {where} holds "
+                f"{per_gpu * gpus}"
             )
     smallest = ", ".join(
         f"{m.name} x{m.copies} on {p.sagemaker_name} or larger"
