@@ -20,7 +20,7 @@ from bot.blocks.requests import PAGE, list_blocks, status_blocks
 from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
-from bot.domain.mig import ModelError, UnknownProfile, check_layout, parse_model, plan_layout
+from bot.domain.mig import ModelError, UnknownProfile, check_layout, parse_models, plan_layout
 from bot.domain.request import CapacityRequest, IncompleteRequest, RequestDraft
 from bot.services.container import Services
 from handlers.actions import cancel_request
@@ -30,8 +30,9 @@ from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_
 LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
 SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "deploy", "cleanup", "mig", "help")
 MIG_USAGE = (
-    "`/gpu mig check INSTANCE PROFILE... [ami=VERSION]`, for example "
-    "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb`; "
+    "`/gpu mig check INSTANCE PROFILE[xN]... [ami=VERSION]`, for example "
+    "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` or `/gpu mig check p4d.24xlarge "
+    "1g.5gb x7`; "
     "`/gpu mig plan INSTANCE NAME=MEMORY[xCOPIES]...`, for example "
     "`/gpu mig plan p4d.24xlarge llama=18gbx8 embed=4gbx8`"
 )
@@ -227,7 +228,7 @@ def _mig(services: Services, rest: str) -> dict[str, Any]:
 def _mig_plan(services: Services, instance_type: str, models: list[str]) -> dict[str, Any]:
     try:
         instance = services.catalog.instance(instance_type)
-        needs = [parse_model(m) for m in models]
+        needs = parse_models(models)
         plan = plan_layout(instance, needs, services.catalog, services.settings.aws_region)
     except (UnknownInstanceType, ModelError) as exc:
         return {"text": f":warning: {esc(str(exc))}. Usage: {MIG_USAGE}"}

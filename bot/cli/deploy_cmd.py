@@ -24,8 +24,9 @@ from bot.domain.deployment import (
     Rule,
     plan_deployment,
 )
-from bot.domain.mig import ModelError, UnknownProfile, parse_model
+from bot.domain.mig import ModelError, UnknownProfile, parse_models
 from bot.domain.mig.planner import MODEL_FORM
+from bot.domain.mig.profiles import PROFILES_FORM
 
 DEFAULT_NAME = "gpu-bot-endpoint"
 
@@ -39,7 +40,8 @@ def register(sub: Any) -> None:
     plan.add_argument("instance", help="instance type, e.g. p4d.24xlarge or ml.p4d.24xlarge")
     plan.add_argument(
         "--model",
-        action="append",
+        action="extend",
+        nargs="+",
         required=True,
         metavar="NAME=MEMORY[xCOPIES]",
         help=f"a SageMaker model, its GPU memory per copy and copies: {MODEL_FORM}",
@@ -48,7 +50,7 @@ def register(sub: Any) -> None:
         "--layout",
         nargs="+",
         metavar="PROFILE",
-        help="per-GPU MIG layout, e.g. mig-4g.20gb 2g.10gb (default: the planner picks)",
+        help=f"per-GPU MIG layout: {PROFILES_FORM} (default: the planner picks)",
     )
     plan.add_argument(
         "--whole-gpus", action="store_true", help="no partitions: each copy takes whole GPUs"
@@ -78,7 +80,7 @@ def run_plan(args: argparse.Namespace) -> int:
             endpoint_name=args.name,
             instance=catalog.instance(args.instance),
             instance_count=args.count,
-            models=tuple(parse_model(m) for m in args.model),
+            models=tuple(parse_models(args.model)),
             layout=tuple(args.layout) if args.layout else None,
             whole_gpus=args.whole_gpus,
             plan=ReservedPlan(args.plan_arn) if args.plan_arn else None,

@@ -21,10 +21,11 @@ from bot.domain.mig import (
     Plan,
     UnknownProfile,
     check_layout,
-    parse_model,
+    parse_models,
     plan_layout,
 )
 from bot.domain.mig.planner import MODEL_FORM
+from bot.domain.mig.profiles import PROFILES_FORM
 
 
 def register(sub: Any) -> None:
@@ -33,7 +34,9 @@ def register(sub: Any) -> None:
 
     check = actions.add_parser("check", help="check one per-GPU layout of MIG profiles")
     check.add_argument("instance", help="instance type, e.g. p4d.24xlarge or ml.p4d.24xlarge")
-    check.add_argument("profiles", nargs="+", metavar="PROFILE", help="e.g. mig-4g.20gb 2g.10gb")
+    check.add_argument(
+        "profiles", nargs="+", metavar="PROFILE", help=f"the layout: {PROFILES_FORM}"
+    )
     check.add_argument("--ami", metavar="VERSION", help="the variant's InferenceAmiVersion")
     check.add_argument(
         "--endpoint",
@@ -49,7 +52,12 @@ def register(sub: Any) -> None:
     plan = actions.add_parser("plan", help="propose the layout that fits these models best")
     plan.add_argument("instance", help="instance type, e.g. p4d.24xlarge")
     plan.add_argument(
-        "--model", action="append", required=True, metavar="NAME=MEMORY[xCOPIES]", help=MODEL_FORM
+        "--model",
+        action="extend",
+        nargs="+",
+        required=True,
+        metavar="NAME=MEMORY[xCOPIES]",
+        help=MODEL_FORM,
     )
     plan.add_argument("--region", default="us-east-1", help="region for prices (us-east-1)")
     plan.add_argument("--json", action="store_true", help="print JSON")
@@ -77,7 +85,7 @@ def run_plan(args: argparse.Namespace) -> int:
     catalog = default_catalog()
     try:
         instance = catalog.instance(args.instance)
-        models = [parse_model(m) for m in args.model]
+        models = parse_models(args.model)
         plan = plan_layout(instance, models, catalog, args.region)
     except (UnknownInstanceType, ModelError) as exc:
         return fail(str(exc))

@@ -393,3 +393,18 @@ def test_a_failure_after_the_ack_is_reported_not_left_hanging(make_bot) -> None:
     (sorry,) = bot.responses(token)
     assert "did not go through" in sorry["text"]
     assert sorry["response_type"] == "ephemeral"
+
+
+def test_mig_check_and_plan_read_repeats_with_one_grammar(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    # `xN` after a profile repeats it, attached or as the next word; `xN` after a model
+    # gives its copies, the same way.
+    for layout in ("1g.5gbx7", "1g.5gb x7", "mig-1g.5gb x7"):
+        reply, _ = bot.command(f"mig check p4d.24xlarge {layout}")
+        text = json.dumps(json.loads(reply.body)["blocks"])
+        assert "7 partitions per GPU, 56 per endpoint" in text, (layout, reply.body)
+    for models in ("llama=4gbx7", "llama=4gb x7"):
+        reply, _ = bot.command(f"mig plan p4d.24xlarge {models}")
+        assert "llama (4 GB): 7 on" in json.dumps(json.loads(reply.body)["blocks"]), models
+    reply, _ = bot.command("mig check p4d.24xlarge x7")
+    assert '"x7" repeats nothing' in reply.body and "Usage" in reply.body

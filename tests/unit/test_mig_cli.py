@@ -198,3 +198,16 @@ def test_console_script_runs() -> None:
         check=True,
     )
     assert json.loads(done.stdout)["partitions_total"] == 24
+
+
+@pytest.mark.parametrize("layout", [["1g.5gbx7"], ["1g.5gb", "x7"], ["mig-1g.5gb", "X7"]])
+def test_check_reads_repeats_as_plan_reads_copies(
+    capsys: pytest.CaptureFixture[str], layout: list[str]
+) -> None:
+    assert main(["mig", "check", "p4d.24xlarge", *layout, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["profiles"] == ["mig-1g.5gb"] * 7
+    for model in (["llama=4gbx7"], ["llama=4gb", "x7"]):
+        assert main(["mig", "plan", "p4d.24xlarge", "--model", *model, "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        assert [a["copies"] for a in plan["assignments"]] == [7]

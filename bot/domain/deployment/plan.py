@@ -21,7 +21,7 @@ from typing import Any
 
 from bot.domain.catalog import Catalog, CatalogPrice, InstanceType, PriceKind
 from bot.domain.deployment.rules import Refusal, Rule
-from bot.domain.mig.layout import LayoutCheck, check_layout
+from bot.domain.mig.layout import LayoutCheck, check_layout, read_layout
 from bot.domain.mig.planner import IDLE, Assignment, ModelNeed, Share, chargeback, plan_layout
 from bot.domain.mig.profiles import (
     FAMILIES,
@@ -426,7 +426,7 @@ def _tags(tags: Mapping[str, str]) -> list[dict[str, str]]:
 
 def _checked_layout(ask: DeploymentAsk, family: GpuFamily | None) -> LayoutCheck:
     """The asked layout, checked, with the inference image its profiles need."""
-    names = [normalize_profile_name(p) for p in ask.layout or ()]
+    names = [normalize_profile_name(p) for p in read_layout(ask.layout or ())]
     profiles = [p for n in names if family and (p := family.profile(n))]
     needs_driver = any(p.min_driver for p in profiles)
     return check_layout(

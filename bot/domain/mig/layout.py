@@ -18,9 +18,12 @@ from bot.domain.catalog import InstanceType
 from bot.domain.mig.profiles import (
     FAMILIES,
     INFERENCE_AMI_DRIVERS,
+    PROFILES_FORM,
     RECOMMENDED_AMI,
     GpuFamily,
     Profile,
+    RepeatError,
+    expand_profiles,
     families_with,
     normalize_profile_name,
 )
@@ -37,12 +40,21 @@ class EndpointKind(StrEnum):
 class UnknownProfile(ValueError):
     """Profile names that no GPU family has; `suggestions` are the closest real ones."""
 
-    def __init__(self, names: list[str], suggestions: list[str]) -> None:
+    def __init__(self, names: list[str], suggestions: list[str], problem: str = "") -> None:
         self.names = names
         self.suggestions = suggestions
         listed = ", ".join(f'"{n}"' for n in names)
         hint = f"; closest known: {', '.join(suggestions)}" if suggestions else ""
-        super().__init__(f"unknown MIG profile {listed}{hint}")
+        super().__init__(problem or f"unknown MIG profile {listed}{hint}")
+
+
+def read_layout(words: Sequence[str]) -> list[str]:
+    """The profiles of a layout as typed (`PROFILE[xN]`, or `xN` after a profile: see
+    `expand_profiles`), one per partition; `UnknownProfile` for an `xN` out of place."""
+    try:
+        return expand_profiles(words)
+    except RepeatError as exc:
+        raise UnknownProfile([], [], f"{exc}; a layout is {PROFILES_FORM}") from None
 
 
 @dataclass(frozen=True)
@@ -174,10 +186,11 @@ def check_layout(
     endpoint: EndpointKind = EndpointKind.INFERENCE_COMPONENTS,
     instance_count: int = 1,
 ) -> LayoutCheck:
-    """Check one per-GPU layout of MIG profiles (with or without the "mig-" prefix)."""
+    """Check one per-GPU layout of MIG profiles (with or without the "mig-" prefix, each
+    repeated with `xN` as `read_layout` reads it)."""
     if instance_count < 1:
         raise ValueError("instance_count must be at least 1")
-    names = tuple(normalize_profile_name(p) for p in profiles)
+    names = tuple(normalize_profile_name(p) for p in read_layout(profiles))
     family = FAMILIES.get(instance.mig_family) if instance.mig_family else None
     _reject_unknown(names, family)
 

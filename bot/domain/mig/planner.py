@@ -23,17 +23,17 @@ from typing import Any
 
 from bot.domain.catalog import Catalog, CatalogPrice, InstanceType, PriceKind
 from bot.domain.mig.layout import LayoutCheck, check_layout, find_placement, whole_gpus_message
-from bot.domain.mig.profiles import FAMILIES, RECOMMENDED_AMI, GpuFamily, Profile
+from bot.domain.mig.profiles import FAMILIES, RECOMMENDED_AMI, REPEAT, GpuFamily, Profile
 from bot.domain.words import counted
 
 MAX_COPIES = 1024
 _MODEL_RE = re.compile(
     r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]{0,62})"
     r"=(?P<gb>[0-9]+(?:\.[0-9]+)?)gb"
-    r"(?:x(?P<copies>[0-9]+))?",
+    r"(?:\s*x(?P<copies>[0-9]+))?",
     re.IGNORECASE,
 )
-MODEL_FORM = "NAME=MEMORY[xCOPIES], e.g. llama=18gb or embed=4gbx2"
+MODEL_FORM = "NAME=MEMORY[xCOPIES], e.g. llama=18gb or embed=4gbx2 (or embed=4gb x2)"
 IDLE = "(idle)"  # the chargeback row for compute slices no copy holds
 
 
@@ -55,11 +55,30 @@ class ModelNeed:
 
 
 def parse_model(text: str) -> ModelNeed:
-    """`llama=18gb` or `embed=4gbx2` (MEMORY in GB, COPIES 1 to 1024)."""
+    """`llama=18gb`, `embed=4gbx2` or `embed=4gb x2` (MEMORY in GB, COPIES 1 to 1024)."""
     match = _MODEL_RE.fullmatch(text.strip())
     if not match:
         raise ModelError(f'cannot read model "{text}"; expected {MODEL_FORM}')
     return ModelNeed(match["name"], float(match["gb"]), int(match["copies"] or 1))
+
+
+def parse_models(words: Sequence[str]) -> list[ModelNeed]:
+    """Models as typed on a command line, where `embed=4gb x2` arrives as two words: an
+    `xN` word gives the model before it its copies (the same grammar as a layout's)."""
+    models: list[ModelNeed] = []
+    pending: str | None = None  # a model word whose copies may follow
+    for word in (w.strip() for w in words):
+        if not word:
+            continue
+        if REPEAT.fullmatch(word):
+            if pending is None:
+                raise ModelError(f'"{word}" gives copies to no model; expected {MODEL_FORM}')
+            models[-1] = parse_model(f"{pending}{word}")
+            pending = None
+            continue
+        models.append(parse_model(word))
+        pending = word if "x" not in word.lower().rpartition("gb")[2] else None
+    return models
 
 
 @dataclass(frozen=True)

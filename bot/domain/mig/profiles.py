@@ -10,6 +10,7 @@ profile names, which carry the nominal memory, differ.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _NAME_RE = re.compile(r"(?P<compute>[0-9]+)g\.(?P<gb>[0-9]+)gb")
@@ -172,6 +173,46 @@ FAMILIES: dict[str, GpuFamily] = {
         ),
     )
 }
+
+
+# One grammar for repeating a profile in a layout and a model's copies: `xN` right after
+# it or as the next word (1g.5gbx7 or 1g.5gb x7; llama=4gbx2 or llama=4gb x2).
+REPEAT = re.compile(r"x(?P<n>[0-9]{1,4})", re.IGNORECASE)
+_REPEATED = re.compile(r"(?P<what>.*?[a-z])x(?P<n>[0-9]{1,4})", re.IGNORECASE)
+MAX_REPEAT = 64  # a GPU has at most 7 partitions; more is a typo, not a layout
+PROFILES_FORM = "PROFILE[xN] ..., e.g. 3g.20gb 2g.10gb 1g.5gb x2 (mig- is optional)"
+
+
+class RepeatError(ValueError):
+    """An `xN` that repeats nothing, or a count out of range."""
+
+
+def expand_profiles(words: Iterable[str]) -> list[str]:
+    """A layout as typed, one profile per partition: each word a PROFILE, a PROFILExN,
+    or an `xN` that repeats the profile before it (N times in all)."""
+    out: list[str] = []
+    for raw in words:
+        word = raw.strip()
+        if not word:
+            continue
+        alone = REPEAT.fullmatch(word)
+        repeated = _REPEATED.fullmatch(word)
+        if alone:
+            if not out:
+                raise RepeatError(f'"{word}" repeats nothing: put it after a profile')
+            out += [out[-1]] * (_count(word, alone["n"]) - 1)
+        elif repeated:
+            out += [repeated["what"]] * _count(word, repeated["n"])
+        else:
+            out.append(word)
+    return out
+
+
+def _count(word: str, digits: str) -> int:
+    n = int(digits)
+    if not 1 <= n <= MAX_REPEAT:
+        raise RepeatError(f'"{word}": a profile repeats 1 to {MAX_REPEAT} times')
+    return n
 
 
 def normalize_profile_name(text: str) -> str:
