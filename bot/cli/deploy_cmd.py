@@ -138,10 +138,10 @@ def _print(out: Console, plan: DeploymentPlan) -> None:
             on = c.partition_type or f"{c.devices} whole GPU{'s' if c.devices > 1 else ''}"
             table.add_row(c.model, f"{c.memory_gb:g} GB", str(c.copies), on, c.name)
         out.print(table)
+    if not plan.valid:
+        return  # no shares of an endpoint that cannot be made (they would not add up)
     if plan.costs:
         _print_costs(out, plan)
-    if not plan.valid:
-        return
     _say(out, "requests, in order:")
     for operation, params in plan.requests():
         _say(out, f"{operation} {json.dumps(params)}")

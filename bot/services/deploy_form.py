@@ -21,6 +21,7 @@ RULE_FIELDS = {
     Rule.MORE_COPIES_THAN_GPUS: FormBlock.DEPLOY_MODELS,
     Rule.ENDPOINT_NAME_TAKEN: FormBlock.DEPLOY_NAME,
     Rule.API_MODEL: FormBlock.DEPLOY_MODELS,
+    Rule.NO_EXECUTION_ROLE: FormBlock.DEPLOY_MODELS,  # the role is the first model's
 }
 WHOLE = "whole"
 _NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")

@@ -277,6 +277,7 @@ class DeployService:
             whole_gpus=order.whole_gpus,
             plan=plan,
             execution_role_arn=role,
+            role_looked_up_later=not look_up,
             tags=self._tags(record, deployment_id or "pending"),
             region=res.region,
         )

@@ -59,22 +59,48 @@ def test_a_valid_plan_prints_the_requests(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_without_a_layout_the_planner_picks(capsys: pytest.CaptureFixture[str]) -> None:
-    code, data = run_json(capsys, "p4d.24xlarge", "--model", "llama=18gb", "--model", "e=4gbx2")
+    code, data = run_json(
+        capsys, "p4d.24xlarge", "--model", "llama=18gb", "--model", "e=4gbx2", "--role-arn", ROLE
+    )
     assert code == 0
     assert data["layout_per_gpu"]
     assert any(n.startswith("layout chosen by the planner") for n in data["notes"])
 
 
 def test_a_refusal_exits_1_and_names_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    code, data = run_json(capsys, "p4d.24xlarge", "--model", "llama=18gbx9", "--layout", *ARTICLE)
+    code, data = run_json(
+        capsys, "p4d.24xlarge", "--model", "llama=18gbx9", "--layout", *ARTICLE, "--role-arn", ROLE
+    )
     assert code == 1
     assert data["valid"] is False
     assert [e["rule"] for e in data["errors"]] == ["more-copies-than-partitions"]
     assert data["endpoint_config"] is None and data["inference_components"] == []
 
 
+def test_a_plan_without_the_execution_role_it_needs_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, data = run_json(capsys, "p4d.24xlarge", "--model", "llama=18gb", "--plan-arn", ARN)
+    assert code == 1 and data["valid"] is False
+    assert [e["rule"] for e in data["errors"]] == ["no-execution-role"]
+    assert "ExecutionRoleArn" in data["errors"][0]["message"]
+    assert not [n for n in data["notes"] if "role" in n]  # said once, as the refusal
+
+
+def test_a_refused_plan_shows_no_share_of_an_endpoint_that_cannot_be_made(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Twenty 30 GB copies on whole GPUs need 2.5 instances: no share adds up.
+    argv = ["p4d.24xlarge", "--model", "llama=30gbx20", "--whole-gpus", "--role-arn", ROLE]
+    code, out, _ = run(capsys, *argv)
+    assert code == 1 and "[more-copies-than-gpus]" in out
+    assert "%" not in out and "cost per model" not in out
+    code, data = run_json(capsys, *argv)
+    assert data["cost_per_model"] == []
+
+
 def test_a_name_the_api_rejects_is_a_refusal(capsys: pytest.CaptureFixture[str]) -> None:
-    code, data = run_json(capsys, "p4d.24xlarge", "--model", "llama_3=18gb")
+    code, data = run_json(capsys, "p4d.24xlarge", "--model", "llama_3=18gb", "--role-arn", ROLE)
     assert code == 1
     assert [e["rule"] for e in data["errors"]] == ["sagemaker-api-model"]
 

@@ -75,6 +75,9 @@ class DeploymentAsk:
     whole_gpus: bool = False  # no partitions: every copy takes whole GPUs
     plan: ReservedPlan | None = None
     execution_role_arn: str | None = None
+    # The role is the first model's, looked up when the deployment starts (the deploy
+    # form's check runs before that): not missing, only not known yet.
+    role_looked_up_later: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
     region: str = "us-east-1"
 
@@ -292,9 +295,19 @@ def plan_deployment(
 
 
 def _plan_errors(ask: DeploymentAsk) -> list[Refusal]:
-    if ask.plan is None:
-        return []
-    return plan_refusals(ask.plan, ask.instance, ask.instance_count)
+    errors = []
+    if not ask.execution_role_arn and not ask.role_looked_up_later:
+        errors.append(
+            Refusal(
+                Rule.NO_EXECUTION_ROLE,
+                "no execution role: an endpoint built from inference components needs "
+                "ExecutionRoleArn in its configuration (the role SageMaker uses to run the "
+                "models)",
+            )
+        )
+    if ask.plan is not None:
+        errors += plan_refusals(ask.plan, ask.instance, ask.instance_count)
+    return errors
 
 
 def plan_refusals(plan: ReservedPlan, instance: InstanceType, instance_count: int) -> list[Refusal]:
@@ -340,16 +353,12 @@ def plan_refusals(plan: ReservedPlan, instance: InstanceType, instance_count: in
 
 
 def _plan_notes(ask: DeploymentAsk) -> list[str]:
-    plan = ask.plan
     role = (
-        []
-        if ask.execution_role_arn
-        else [
-            "no execution role: an endpoint built from inference components needs "
-            "ExecutionRoleArn in its configuration"
-        ]
+        ["execution role: the first model's, looked up when the deployment starts"]
+        if ask.role_looked_up_later and not ask.execution_role_arn
+        else []
     )
-    return role + _reservation_notes(plan)
+    return role + _reservation_notes(ask.plan)
 
 
 def _reservation_notes(plan: ReservedPlan | None) -> list[str]:

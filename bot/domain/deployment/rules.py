@@ -21,6 +21,7 @@ class Rule(StrEnum):
     NO_PARTITION_HOLDS_MODEL = "no-partition-holds-model"
     MORE_COPIES_THAN_GPUS = "more-copies-than-gpus"
     ENDPOINT_NAME_TAKEN = "endpoint-name-taken"
+    NO_EXECUTION_ROLE = "no-execution-role"  # required by endpoints of inference components
     API_MODEL = "sagemaker-api-model"  # a parameter the SageMaker API model rejects
 
 
