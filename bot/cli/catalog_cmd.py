@@ -1,4 +1,6 @@
-"""`gpu-bot catalog`: the supported instance types and the dated price catalog."""
+"""`gpu-bot catalog`: the supported instance types and the dated price catalog, for one
+region, checked as a quote checks it: the region must be AWS's, and a type EC2 does not
+sell there (DescribeInstanceTypeOfferings) has neither Capacity Blocks nor plans there."""
 
 from __future__ import annotations
 
@@ -7,49 +9,59 @@ from typing import Any
 
 from rich.table import Table
 
-from bot.cli.output import console, fail, print_json
-from bot.domain.catalog import CatalogPrice, PriceKind, UnknownInstanceType, default_catalog
+from bot.cli.output import console, fail, print_json, settings_or_exit
+from bot.domain.catalog import (
+    CatalogPrice,
+    InstanceType,
+    OfferingAvailability,
+    PriceKind,
+    UnknownInstanceType,
+)
+from bot.domain.grammar import RequestSyntaxError
+
+PRICE_KINDS = (PriceKind.ON_DEMAND, PriceKind.CAPACITY_BLOCK, PriceKind.TRAINING_PLAN)
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("catalog", help="list supported instance types and catalog prices")
     p.add_argument("instance", nargs="?", help="one instance type, e.g. p5.48xlarge")
-    p.add_argument("--region", default="us-east-1", help="region for prices (us-east-1)")
+    p.add_argument("--region", help="region for prices and availability (default AWS_REGION)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    catalog = default_catalog()
+    from bot.app import build_services
+
+    settings = settings_or_exit()
+    services = build_services(settings)
+    catalog = services.catalog
+    region = args.region or settings.aws_region
     try:
+        services.quotes.check_region(region)
         names = [catalog.instance(args.instance).instance_type] if args.instance else None
+    except RequestSyntaxError as exc:
+        return fail(str(exc))
     except UnknownInstanceType as exc:
         return fail(str(exc))
     rows = []
     for name in names or catalog.instance_types:
         entry = catalog.instance(name)
-        prices = {
-            kind.value: catalog.price(kind, name, args.region)
-            for kind in (PriceKind.ON_DEMAND, PriceKind.CAPACITY_BLOCK, PriceKind.TRAINING_PLAN)
-        }
-        rows.append((entry, prices))
+        sold = services.quotes.sold_in(name, region)
+        prices = {kind.value: catalog.price(kind, name, region) for kind in PRICE_KINDS}
+        rows.append((entry, sold, prices))
     if args.json:
-        print_json(
-            [
-                entry.model_dump(mode="json")
-                | {"prices": {k: p.model_dump(mode="json") if p else None for k, p in ps.items()}}
-                for entry, ps in rows
-            ]
-        )
+        print_json([_json(entry, sold, ps, region) for entry, sold, ps in rows])
         return 0
     table = Table(
-        title=f"gpu-bot catalog: {args.region} prices, USD per instance-hour "
-        f"(* estimate; (region): that region's figure, the catalog has none for {args.region})"
+        title=f"gpu-bot catalog: {region}; prices in USD per instance-hour (* estimate; "
+        f"(region): that region's figure, the catalog has none for {region})"
     )
     for col in (
         "type",
         "accelerators",
         "MIG",
+        f"sold in {region}",
         "Capacity Blocks",
         "training plans",
         "On-Demand",
@@ -57,25 +69,58 @@ def run(args: argparse.Namespace) -> int:
         "training plan",
     ):
         table.add_column(col)
-    for entry, ps in rows:
+    for entry, sold, ps in rows:
         table.add_row(
             entry.instance_type,
             f"{entry.gpus}x {entry.gpu_model}",
             entry.mig_family or "-",
-            "yes" if entry.capacity_blocks.offered else "no",
-            "yes" if entry.training_plans.offered else "no",
-            *(
-                _price(ps[k.value], args.region)
-                for k in (PriceKind.ON_DEMAND, PriceKind.CAPACITY_BLOCK, PriceKind.TRAINING_PLAN)
-            ),
+            {True: "yes", False: "no", None: "unknown"}[sold],
+            _here(entry.capacity_blocks, sold, region),
+            _here(entry.training_plans, sold, region),
+            *(_price(ps[k.value], region) for k in PRICE_KINDS),
         )
     out = console()
     out.print(table)
     if names:
-        for p in rows[0][1].values():
+        entry, sold, ps = rows[0]
+        if sold is False:
+            out.print(
+                f"{entry.instance_type} is not sold in {region} (EC2 DescribeInstanceTypeOfferings)"
+            )
+        for what, availability in (
+            ("Capacity Blocks", entry.capacity_blocks),
+            ("training plans", entry.training_plans),
+        ):
+            if availability.offered and not offered_here(availability, sold, region):
+                out.print(f"{what} for {entry.instance_type}: {', '.join(availability.regions)}")
+        for p in ps.values():
             if p:
                 out.print(f"{p.kind.value}: {p.usd_per_hour} USD/h from {p.describe()}")
     return 0
+
+
+def offered_here(availability: OfferingAvailability, sold: bool | None, region: str) -> bool:
+    """Capacity Blocks (or plans) for a type in a region: offered for it, in a region the
+    catalog lists for it, and the type sold there at all."""
+    return availability.offered and region in availability.regions and sold is not False
+
+
+def _here(availability: OfferingAvailability, sold: bool | None, region: str) -> str:
+    if offered_here(availability, sold, region):
+        return "yes"
+    return "not here" if availability.offered else "no"
+
+
+def _json(
+    entry: InstanceType, sold: bool | None, prices: dict[str, CatalogPrice | None], region: str
+) -> dict[str, Any]:
+    return entry.model_dump(mode="json") | {
+        "region": region,
+        "sold_in_region": sold,
+        "capacity_blocks_in_region": offered_here(entry.capacity_blocks, sold, region),
+        "training_plans_in_region": offered_here(entry.training_plans, sold, region),
+        "prices": {k: p.model_dump(mode="json") if p else None for k, p in prices.items()},
+    }
 
 
 def _price(p: CatalogPrice | None, region: str) -> str:

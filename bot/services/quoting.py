@@ -41,17 +41,25 @@ class QuoteService:
         """The full request; raises `IncompleteRequest` naming what is missing, or
         `RequestSyntaxError` for a region AWS does not have (naming the ones it has)."""
         request = draft.complete(self.default_region)
-        known = self.market.regions()
         names = searched_regions(request.region)
         for name in (request.region,) if names is None else names:
-            if name not in known:
-                raise RequestSyntaxError(
-                    f'"{name}" is not an AWS region',
-                    token=name,
-                    accepted=", ".join(known) + "; several as region=us-east-1,us-west-2, "
-                    "or region=any",
-                )
+            self.check_region(name, several=True)
         return request
+
+    def check_region(self, name: str, *, several: bool = False) -> None:
+        """`RequestSyntaxError` naming the regions AWS has, unless `name` is one of them
+        (`several`: the message also says how to search more than one)."""
+        known = self.market.regions()
+        if name not in known:
+            more = "; several as region=us-east-1,us-west-2, or region=any" if several else ""
+            raise RequestSyntaxError(
+                f'"{name}" is not an AWS region', token=name, accepted=", ".join(known) + more
+            )
+
+    def sold_in(self, instance_type: str, region: str) -> bool | None:
+        """Whether EC2 sells the type in the region (None: AWS could not tell): the check
+        a quote makes before asking the market anything."""
+        return self.market.offered_in(instance_type, region)
 
     def check_sold(self, request: CapacityRequest) -> None:
         """`RequestSyntaxError` when no region asked for sells the type (for callers that

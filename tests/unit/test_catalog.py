@@ -128,3 +128,27 @@ def test_catalog_cli_marks_figures_from_another_region(capsys: pytest.CaptureFix
     assert main(["catalog", "--region", "eu-west-1", "p5.48xlarge"]) == 0
     out = capsys.readouterr().out
     assert "(us-east-1)" in out
+
+
+def test_catalog_cli_checks_the_region_and_the_type_as_a_quote_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bot.cli import main
+
+    assert main(["catalog", "--region", "mars"]) == 2
+    err = capsys.readouterr().err
+    assert '"mars" is not an AWS region' in err and "eu-west-1" in err
+    # p5 is not sold in eu-west-1 (the sandbox answers DescribeInstanceTypeOfferings as
+    # EC2 does): no Capacity Blocks or plans there, whatever the type has elsewhere.
+    assert main(["catalog", "--json", "--region", "eu-west-1", "p5.48xlarge"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["sold_in_region"] is False
+    assert entry["capacity_blocks_in_region"] is False
+    assert entry["training_plans_in_region"] is False
+    assert main(["catalog", "--json", "--region", "us-east-1", "p5.48xlarge"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["sold_in_region"] is True and entry["capacity_blocks_in_region"] is True
+    assert main(["catalog", "--region", "eu-west-1", "p5.48xlarge"]) == 0
+    out = capsys.readouterr().out
+    assert "p5.48xlarge is not sold in eu-west-1" in out
+    assert "Capacity Blocks for p5.48xlarge: us-east-1" in out
