@@ -424,6 +424,14 @@ def report(results: list[Result]) -> None:
         )
 
 
+def _rq_installed() -> bool:
+    try:
+        import rq  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=100_000, help="jobs per run (100000)")
@@ -434,6 +442,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rq-jobs", type=int, default=None, help="jobs for rq (--jobs)")
     parser.add_argument("--no-rq", action="store_true", help="skip the rq baseline")
     args = parser.parse_args(argv)
+    if not args.no_rq and not _rq_installed():
+        # Said before anything runs: the rq baseline comes last, minutes into the run.
+        print(
+            "job_throughput: rq is not installed (the rq SimpleWorker baseline needs it): "
+            "pip install -e '.[bench]', or run with --no-rq",
+            file=sys.stderr,
+        )
+        return 2
     counts = [int(p) for p in args.processes.split(",")]
     rq_jobs = args.rq_jobs or args.jobs
     results: list[Result] = []
