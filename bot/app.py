@@ -40,7 +40,7 @@ from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
 from bot.domain.market import MarketSnapshot
-from bot.domain.records import CapacityRecord
+from bot.domain.records import DEFAULT_ACCOUNT, CapacityRecord
 from bot.domain.request import CapacityRequest
 from bot.logs import context as log_context
 from bot.logs import set_fields as set_log_fields
@@ -125,7 +125,9 @@ def build_services(
     slack = slack or make_web_client(token, settings.slack_api_url)
     limits = SpendingPolicy(settings.second_approval_usd, settings.max_request_usd)
     notifier = notifier or SlackNotifier(slack, limits)
-    quotes = QuoteService(market, catalog, clock, settings.aws_region)
+    quotes = QuoteService(
+        market, catalog, clock, settings.aws_region, accounts=account_names(settings)
+    )
     directory = ApproverDirectory(
         settings.approvers,
         settings.approver_group,
@@ -212,6 +214,12 @@ def build_services(
         notifier=notifier,
         accounts=accounts,
     )
+
+
+def account_names(settings: Settings) -> list[str]:
+    """The accounts a request may name, the one it runs in without `account=` first."""
+    names = dict.fromkeys([settings.default_account, DEFAULT_ACCOUNT, *settings.accounts])
+    return list(names)
 
 
 def _bind_request(old: CapacityRecord | None, new: CapacityRecord) -> None:

@@ -200,7 +200,9 @@ def _open_form(
     about = talk.interaction
     metadata = about.modal_metadata()
     region = services.settings.aws_region
-    view = reserve_form(draft, services.catalog.instance_types, region, metadata, note)
+    accounts = services.quotes.accounts
+    types = services.catalog.instance_types
+    view = reserve_form(draft, types, region, metadata, note, accounts=accounts)
     client.views_open(trigger_id=about.trigger_id, view=view)
 
 

@@ -13,7 +13,7 @@ from bot.blocks.refusals import REFUSALS, refusal_text
 from bot.blocks.text import esc
 from bot.domain.approval import rejection_reason
 from bot.domain.decisions import Outcome
-from bot.domain.grammar import parse_form
+from bot.domain.grammar import RequestSyntaxError, parse_form
 from bot.domain.request import MAX_REASON_CHARS, CapacityRequest
 from bot.services.container import Services
 from bot.services.submissions import RequestError
@@ -48,7 +48,15 @@ def handle_reserve_form(services: Services, ack: Ack, context: BoltContext) -> N
     if errors:
         ack(response_action="errors", errors=errors)
         return
-    after_ack(ack, context, open_request, services, services.quotes.complete(draft))
+    try:
+        request = services.quotes.complete(draft)
+    except RequestSyntaxError as exc:
+        # An account that is not configured, a region AWS does not have: on its field.
+        account = (exc.token or "").startswith("account=")
+        field = FormBlock.ACCOUNT if account else FormBlock.REGION
+        ack(response_action="errors", errors={field.value: str(exc)[:1500]})
+        return
+    after_ack(ack, context, open_request, services, request)
 
 
 def open_request(talk: Conversation, services: Services, request: CapacityRequest) -> None:

@@ -46,6 +46,7 @@ class FormBlock(StrEnum):
     INTERRUPTIBLE = "interruptible"
     UTILIZATION = "utilization"
     REASON = "reason"
+    ACCOUNT = "account"
     CHOICE = "choice"
     REJECT_REASON = "reject_reason"
     DEPLOY_PLAN = "deploy_plan"

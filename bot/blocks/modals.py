@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from bot.blocks.ids import ELEMENT, CallbackId, FormBlock
@@ -65,8 +66,10 @@ def reserve_form(
     default_region: str,
     metadata: dict[str, str],
     note: str | None = None,
+    accounts: Sequence[str] = (),
 ) -> View:
-    """The request form, pre-filled with whatever was parsed."""
+    """The request form, pre-filled with whatever was parsed. With more than one of
+    `accounts` (the default first) it asks which one the request runs in."""
     type_options = [_option(t, t) for t in instance_types[:100]]
     type_select: Block = {
         "type": "static_select",
@@ -160,6 +163,23 @@ def reserve_form(
         ),
         _input(FormBlock.REASON, "Reason", reason, optional=True),
     ]
+    if len(accounts) > 1:
+        account_options = [_option(name, name) for name in accounts[:100]]
+        chosen = draft.account if draft.account in accounts else accounts[0]
+        account: Block = {
+            "type": "static_select",
+            "options": account_options,
+            "initial_option": next(o for o in account_options if o["value"] == chosen),
+        }
+        blocks.insert(
+            -1,
+            _input(
+                FormBlock.ACCOUNT,
+                "AWS account",
+                account,
+                hint="Where it is quoted, bought and tracked (GPU_BOT_ACCOUNTS)",
+            ),
+        )
     return _modal(CallbackId.RESERVE_FORM, "Reserve GPUs", "Compare options", blocks, metadata)
 
 

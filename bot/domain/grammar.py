@@ -553,6 +553,11 @@ def parse_form(
     b.fields["interruptible"] = bool((fields.get("interruptible") or "").strip())
     read("utilization", "utilization_pct", b.utilization)
     read("reason", "reason", b.reason)
+    account = (fields.get("account") or "").strip().lower()
+    if account and _ACCOUNT_RE.fullmatch(account):
+        b.fields["account"] = account
+    elif account:
+        errors["account"] = str(_bad("account", account))
     draft = RequestDraft.model_validate({k: v for k, v in b.fields.items() if v is not None})
     for name in draft.missing():
         errors.setdefault("start_date" if name == "start" else name, f"{name} is required")

@@ -8,6 +8,7 @@ asked of the market.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from bot.domain.catalog import Catalog
@@ -15,6 +16,7 @@ from bot.domain.comparison import assess_options
 from bot.domain.grammar import RequestSyntaxError, parse_request
 from bot.domain.market import MarketSnapshot
 from bot.domain.recommendation import Quote, Recommendation, build_quote
+from bot.domain.records import DEFAULT_ACCOUNT
 from bot.domain.regions import choose_region
 from bot.domain.request import CapacityRequest, RequestDraft, searched_regions
 from bot.services.ports import Clock, MarketData
@@ -26,12 +28,19 @@ _SOURCES = ("on-demand", "sagemaker-on-demand", "spot", "capacity-block", "train
 
 class QuoteService:
     def __init__(
-        self, market: MarketData, catalog: Catalog, clock: Clock, default_region: str
+        self,
+        market: MarketData,
+        catalog: Catalog,
+        clock: Clock,
+        default_region: str,
+        accounts: Sequence[str] = (DEFAULT_ACCOUNT,),
     ) -> None:
+        """`accounts`: the names a request may give as `account=` (the default first)."""
         self.market = market
         self.catalog = catalog
         self.clock = clock
         self.default_region = default_region
+        self.accounts = tuple(accounts)
 
     def parse(self, text: str) -> RequestDraft:
         """The draft for request text; raises `RequestSyntaxError` on bad input."""
@@ -39,7 +48,16 @@ class QuoteService:
 
     def complete(self, draft: RequestDraft) -> CapacityRequest:
         """The full request; raises `IncompleteRequest` naming what is missing, or
-        `RequestSyntaxError` for a region AWS does not have (naming the ones it has)."""
+        `RequestSyntaxError` for an account that is not configured or a region AWS does
+        not have (naming the ones there are). Pure and fast: it answers in the ack."""
+        if draft.account is not None and draft.account not in self.accounts:
+            raise RequestSyntaxError(
+                f'there is no account "{draft.account}"',
+                token=f"account={draft.account}",
+                accepted=", ".join(f"account={name}" for name in self.accounts)
+                + " (GPU_BOT_ACCOUNTS; without account= the request runs in "
+                f"{self.accounts[0]})",
+            )
         request = draft.complete(self.default_region)
         names = searched_regions(request.region)
         for name in (request.region,) if names is None else names:

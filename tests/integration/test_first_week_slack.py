@@ -1,0 +1,83 @@
+"""What a user's first week showed through the real Bolt app: what the bot said, what it
+checked up front and what it showed to whom."""
+
+from __future__ import annotations
+
+import json
+
+from bot.blocks.ids import CallbackId, FormBlock
+from tests.integration.test_slack_edges import _keys
+from tests.slack_harness import REQUESTER, BotUnderTest
+from tests.slack_payloads import select, text_input
+
+RESEARCH_ROLE = "arn:aws:iam::111122223333:role/gpu-bot"
+REQUEST = "2x p5.48xlarge 3d from 2026-12-14 ec2"
+
+
+# --- accounts ---------------------------------------------------------------------------
+
+
+def _form_values(**more: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {
+        "count": {"type": "number_input", "value": "2"},
+        "instance_type": select("p5.48xlarge"),
+        "duration": text_input("3d"),
+        "start_date": {"type": "datepicker", "selected_date": "2026-12-14"},
+        "region": text_input("us-east-1"),
+        "environment": select("ec2"),
+        "workload": select("training"),
+        "utilization": {"type": "number_input", "value": "90"},
+        **more,
+    }
+
+
+def test_an_unknown_account_is_refused_in_the_ack_naming_the_known_ones(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot(accounts={"research": RESEARCH_ROLE})
+    before = _keys(bot)
+    for sub in ("quote", "reserve"):
+        reply, token = bot.command(f"{sub} {REQUEST} account=nosuch")
+        assert reply.status == 200
+        assert 'there is no account "nosuch"' in reply.body, reply.body
+        assert "account=default, account=research" in reply.body
+        bot.wait()
+        assert bot.responses(token) == []  # nothing was started to answer later
+    assert _keys(bot) == before  # no request left behind, failed or otherwise
+    reply, token = bot.command(f"quote {REQUEST} account=research")
+    bot.wait()
+    assert "Recommended" in json.dumps(bot.responses(token)[-1]["blocks"])
+
+
+def test_the_reserve_form_asks_for_the_account_when_there_are_several(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot(accounts={"research": RESEARCH_ROLE})
+    bot.command("reserve")
+    bot.wait()
+    (opened,) = bot.fake.of("views.open")
+    blocks = {b.get("block_id"): b for b in opened.view()["blocks"]}
+    account = blocks[FormBlock.ACCOUNT.value]["element"]
+    assert [o["value"] for o in account["options"]] == ["default", "research"]
+    assert account["initial_option"]["value"] == "default"
+    # A forged value is refused on the field, and nothing is stored.
+    before = _keys(bot)
+    values = _form_values(account=select("nosuch"))
+    reply = bot.submit_view(CallbackId.RESERVE_FORM.value, values, REQUESTER)
+    answer = json.loads(reply.body)
+    assert answer["response_action"] == "errors"
+    assert 'no account "nosuch"' in answer["errors"][FormBlock.ACCOUNT.value]
+    bot.wait()
+    assert _keys(bot) == before
+    token, url = bot.new_response_url()
+    values = _form_values(account=select("research"))
+    meta = json.dumps({"response_url": url})
+    assert bot.submit_view(CallbackId.RESERVE_FORM.value, values, REQUESTER, meta).body == ""
+    bot.wait()
+    blocks = bot.responses(token)[-1]["blocks"]
+    request_id = blocks[-1]["elements"][0]["value"]
+    assert bot.record(request_id).request.account == "research"
+
+
+def test_with_one_account_the_form_does_not_ask(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot()
+    bot.command("reserve")
+    bot.wait()
+    (opened,) = bot.fake.of("views.open")
+    assert FormBlock.ACCOUNT.value not in {b.get("block_id") for b in opened.view()["blocks"]}
