@@ -15,7 +15,7 @@ from bot.domain.extension import ExtensionOffer
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
-from bot.domain.request import RequestDraft, Workload
+from bot.domain.request import REASON_NEEDED, RequestDraft, Workload
 
 View = dict[str, Any]
 Block = dict[str, Any]
@@ -161,7 +161,13 @@ def reserve_form(
             util,
             hint="How much of the window the instances will really run",
         ),
-        _input(FormBlock.REASON, "Reason", reason, optional=True),
+        _input(
+            FormBlock.REASON,
+            "Reason for the approvers",
+            reason,
+            optional=True,  # comparing needs none
+            hint=f"{REASON_NEEDED}: give it here or when you submit.",
+        ),
     ]
     if len(accounts) > 1:
         account_options = [_option(name, name) for name in accounts[:100]]

@@ -48,7 +48,8 @@ ACCEPTED_FORMS: dict[str, str] = {
     "workload": "training, inference, evaluation or event",
     "interruptible": "interruptible (the work checkpoints and can restart on Spot)",
     "utilization": "util=80% (1% to 100%)",
-    "reason": 'reason="launch load test" (up to 500 characters)',
+    "reason": 'reason="launch load test" (up to 500 characters; needed to submit for '
+    "approval, and asked for then when not given here)",
     "account": "account=research (a name from GPU_BOT_ACCOUNTS; default: the bot's own)",
 }
 

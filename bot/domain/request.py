@@ -28,6 +28,9 @@ class Workload(StrEnum):
 MAX_COUNT = 1024
 MAX_DURATION_HOURS = 365 * 24
 MAX_REASON_CHARS = 500
+# The one rule about the reason, said in these words wherever the reason is asked for:
+# comparing needs none, submitting does.
+REASON_NEEDED = "A request goes to the approvers only with a reason for them"
 
 
 def clean_text(raw: str) -> str:

@@ -10,7 +10,7 @@ from bot.domain.choices import Candidate, candidate_by_value
 from bot.domain.lifecycle import State
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
-from bot.domain.request import MAX_REASON_CHARS, clean_text
+from bot.domain.request import MAX_REASON_CHARS, REASON_NEEDED, clean_text
 from bot.services.ports import Clock
 
 
@@ -42,7 +42,7 @@ class SubmissionRules:
         form field at fault) when it is not. Changes nothing."""
         reason = clean_text(reason)
         if not reason:
-            raise RequestError("Give the approvers a reason.", field="reason")
+            raise RequestError(f"{REASON_NEEDED}: give one.", field="reason")
         if len(reason) > MAX_REASON_CHARS:
             raise RequestError(f"Keep the reason under {MAX_REASON_CHARS} characters.", "reason")
         quote = submittable_by(record, user)

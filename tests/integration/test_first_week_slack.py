@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 
 from bot.blocks.ids import CallbackId, FormBlock
+from bot.domain.lifecycle import State
+from bot.domain.request import REASON_NEEDED
 from tests.integration.test_slack_edges import _keys
+from tests.integration.test_slack_flow import quoted, submit_form
 from tests.slack_harness import REQUESTER, BotUnderTest
 from tests.slack_payloads import select, text_input
 
@@ -81,3 +84,24 @@ def test_with_one_account_the_form_does_not_ask(make_bot) -> None:  # type: igno
     bot.wait()
     (opened,) = bot.fake.of("views.open")
     assert FormBlock.ACCOUNT.value not in {b.get("block_id") for b in opened.view()["blocks"]}
+
+
+# --- the reason -------------------------------------------------------------------------
+
+
+def test_the_reason_is_one_rule_said_the_same_where_it_is_asked(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot()
+    bot.command("reserve")
+    bot.wait()
+    (opened,) = bot.fake.of("views.open")
+    blocks = {b.get("block_id"): b for b in opened.view()["blocks"]}
+    field = blocks[FormBlock.REASON.value]
+    # Comparing needs no reason; the form says at once that submitting will.
+    assert field["optional"] is True
+    assert REASON_NEEDED in field["hint"]["text"]
+    request_id = quoted(bot, REQUEST)  # no reason given
+    answer = json.loads(submit_form(bot, request_id, reason="  ").body)
+    assert answer["errors"] == {FormBlock.REASON.value: f"{REASON_NEEDED}: give one."}
+    bot.wait()
+    assert bot.record(request_id).state is State.QUOTED
+    assert submit_form(bot, request_id, reason="load test").body == ""

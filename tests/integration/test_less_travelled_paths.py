@@ -92,7 +92,7 @@ def test_the_approver_group_is_read_once_then_cached(make_bot) -> None:  # type:
 @pytest.mark.parametrize(
     ("pick", "reason", "user", "expected"),
     [
-        ("capacity-block:0", "   ", REQUESTER, "Give the approvers a reason."),
+        ("capacity-block:0", "   ", REQUESTER, "only with a reason for them: give one."),
         ("capacity-block:0", "x" * 3001, REQUESTER, "Keep the reason under"),
         ("capacity-block:0", "mine now", OUTSIDER, "is not yours to submit"),
         ("capacity-block:99", "load test", REQUESTER, "Pick one of the options offered."),
