@@ -105,3 +105,21 @@ def test_a_chart_that_cannot_be_written_is_one_line(
     assert captured.err == f"gpu-bot: {message.format(path=path)}\n"
     assert captured.out == ""
     assert not path.exists()
+
+
+def test_sandbox_figures_priced_from_catalog_estimates_are_marked_estimates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The sandbox prices p5 plans from the catalog's derived figure (On-Demand x 0.275),
+    # and p5 On-Demand and blocks from the source article's published ones.
+    code = main(["quote", "1x", "p5.48xlarge", "2d", "from", "tomorrow", "sagemaker", "--json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    sources = {o["kind"]: o["price_source"] for o in data["options"] if o["eligible"]}
+    assert sources["training-plan"] == "sandbox: SearchTrainingPlanOfferings (estimate)"
+    assert data["recommendation"]["kind"] == "training-plan"
+    assert any("price is an estimate" in w for w in data["recommendation"]["warnings"])
+    main(["quote", "2x", "p5.48xlarge", "3d", "from", "tomorrow", "ec2", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    block = next(o for o in data["options"] if o["kind"] == "capacity-block")
+    assert block["price_source"] == "sandbox: DescribeCapacityBlockOfferings"

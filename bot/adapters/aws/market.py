@@ -239,9 +239,39 @@ class AwsMarket:
             "spot": lambda: self._hourly(
                 clients, PriceKind.SPOT, request, now, lambda: _spot(clients, request, now)
             ),
-            "capacity-block": lambda: _capacity_blocks(clients, request, now, instance),
-            "training-plan": lambda: _training_plans(clients, request, now, instance),
+            "capacity-block": lambda: self._offerings(
+                clients,
+                PriceKind.CAPACITY_BLOCK,
+                request,
+                _capacity_blocks(clients, request, now, instance),
+            ),
+            "training-plan": lambda: self._offerings(
+                clients,
+                PriceKind.TRAINING_PLAN,
+                request,
+                _training_plans(clients, request, now, instance),
+            ),
         }
+
+    def _estimate(self, clients: AwsClients, kind: PriceKind, request: CapacityRequest) -> bool:
+        """Whether a figure the market answered is an estimate: the simulated market
+        prices from the bundled catalog, so its figure is as good as the catalog's for
+        that kind, type and region (estimates there are estimates here)."""
+        if clients.origin is not Origin.SANDBOX:
+            return False
+        entry = self._catalog.price(kind, request.instance_type, request.region)
+        return entry is None or entry.estimate
+
+    def _offerings(
+        self, clients: AwsClients, kind: PriceKind, request: CapacityRequest, found: Found
+    ) -> Found:
+        if not found or not self._estimate(clients, kind, request):
+            return found
+        marked = [
+            o.model_copy(update={"source": o.source.model_copy(update={"estimate": True})})
+            for o in found
+        ]
+        return Found(marked, list(found.skipped))
 
     def _hourly(
         self,
@@ -277,6 +307,9 @@ class AwsMarket:
         except Exception as exc:  # a failed lookup: a labelled catalog figure is better
             log.warning("%s price lookup failed, trying the catalog: %s", kind.value, exc)
             price, failure = None, _aws_error(exc)
+        if price is not None and self._estimate(clients, kind, request):
+            source = price.source.model_copy(update={"estimate": True})
+            price = price.model_copy(update={"source": source})
         if price is not None:
             self._cache.put_price(key, price, self._ttl)
             return price
