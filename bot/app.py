@@ -126,7 +126,7 @@ def build_services(
     limits = SpendingPolicy(settings.second_approval_usd, settings.max_request_usd)
     notifier = notifier or SlackNotifier(slack, limits)
     quotes = QuoteService(
-        market, catalog, clock, settings.aws_region, accounts=account_names(settings)
+        market, catalog, clock, settings.aws_region, accounts=account_names(settings), limits=limits
     )
     directory = ApproverDirectory(
         settings.approvers,

@@ -47,7 +47,8 @@ def open_submit_form(talk: Conversation, services: Services, client: WebClient) 
         talk.refuse(str(exc))
         return
     assert record is not None  # submittable says so
-    view = submit_form(record, quote, about.modal_metadata(record.id))
+    metadata = about.modal_metadata(record.id)
+    view = submit_form(record, quote, metadata, services.submissions.limits)
     client.views_open(trigger_id=about.trigger_id, view=view)
 
 

@@ -10,7 +10,8 @@ from bot.blocks.ids import ELEMENT, CallbackId, FormBlock
 from bot.blocks.quote import request_title
 from bot.blocks.requests import approval_question
 from bot.blocks.text import clip, esc, usd, when
-from bot.domain.choices import candidates
+from bot.domain.approval import SpendingPolicy
+from bot.domain.choices import submittable_candidates
 from bot.domain.extension import ExtensionOffer
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
@@ -189,11 +190,18 @@ def reserve_form(
     return _modal(CallbackId.RESERVE_FORM, "Reserve GPUs", "Compare options", blocks, metadata)
 
 
-def submit_form(record: CapacityRecord, quote: Quote, metadata: dict[str, str]) -> View:
-    """Pick an option (the recommended one preselected) and give a reason."""
+def submit_form(
+    record: CapacityRecord,
+    quote: Quote,
+    metadata: dict[str, str],
+    limits: SpendingPolicy | None = None,
+) -> View:
+    """Pick an option (the recommended one preselected) and give a reason. With `limits`,
+    only what they let be submitted is offered (everything, when nothing is: the submit
+    then says why)."""
     options = []
     initial = None
-    for pick in candidates(quote):
+    for pick in submittable_candidates(quote, limits):
         label = f"{pick.kind.label} · {usd(pick.total_usd)}"
         if pick.most_usd != pick.total_usd:
             label += f" (up to {usd(pick.most_usd)})"

@@ -10,8 +10,9 @@ from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
 from bot.domain.comparison import Option
 from bot.domain.grammar import render_duration
-from bot.domain.recommendation import Quote
+from bot.domain.recommendation import Quote, most_usd
 from bot.domain.request import CapacityRequest
+from bot.domain.words import percent
 
 Block = dict[str, Any]
 
@@ -38,8 +39,9 @@ def request_context(r: CapacityRequest) -> str:
     return " · ".join(parts)
 
 
-def option_line(option: Option, recommended: bool) -> str:
-    """One option as mrkdwn: verdict, cost, and its first reasons."""
+def option_line(option: Option, recommended: bool, limits: SpendingPolicy | None = None) -> str:
+    """One option as mrkdwn: verdict, cost, and its first reasons; with `limits`, whether
+    the limit for one request keeps it from being submitted."""
     star = " :star: recommended" if recommended else ""
     if not option.eligible:
         return f"*{option.kind.label}* :no_entry: not possible: {esc(option.reasons[0])}"
@@ -52,8 +54,16 @@ def option_line(option: Option, recommended: bool) -> str:
     if option.interruptible:
         facts.append("interruptible")
     if option.break_even_utilization is not None:
-        facts.append(f"break-even {option.break_even_utilization:.0%}")
+        against = option.break_even_against
+        named = "" if against == "On-Demand" else f" against {against}"
+        facts.append(f"break-even {percent(option.break_even_utilization)}{named}")
     lines = [f"*{option.kind.label}*{star} :white_check_mark: " + " · ".join(facts)]
+    limit = limits.max_request_usd if limits else None
+    if limits and limit is not None and limits.refusal(most_usd(option)) is not None:
+        lines.append(
+            f":no_entry: cannot be submitted: it can cost up to {usd(most_usd(option))}, above "
+            f"the {usd(limit)} limit for one request"
+        )
     lines += [f"• {esc(reason)}" for reason in option.reasons[:3]]
     if option.price_source is not None:
         lines.append(f"_price from {esc(option.price_source.describe())}_")
@@ -87,7 +97,7 @@ def quote_blocks(
         blocks.append(_section(f":warning: {esc(warning)}"))
     blocks.append({"type": "divider"})
     for option in quote.options:
-        blocks.append(_section(option_line(option, option.kind is rec.kind)))
+        blocks.append(_section(option_line(option, option.kind is rec.kind, limits)))
     blocks.append(
         {
             "type": "context",

@@ -13,6 +13,7 @@ from bot.domain.cost_chart import cost_chart
 from bot.domain.grammar import RequestSyntaxError, render_request, usage
 from bot.domain.recommendation import Quote
 from bot.domain.request import IncompleteRequest
+from bot.domain.words import percent
 
 
 def register(sub: Any) -> None:
@@ -119,6 +120,7 @@ def _option_json(o: Option, region: str) -> dict[str, Any]:
     }
     if o.kind.reserved:
         data["break_even_utilization"] = o.break_even_utilization
+        data["break_even_against"] = o.break_even_against
     if o.offering is not None:
         data |= {
             "offering_id": o.offering.offering_id,
@@ -129,6 +131,13 @@ def _option_json(o: Option, region: str) -> dict[str, Any]:
             "alternatives": [a.offering_id for a in o.alternatives],
         }
     return data
+
+
+def _break_even(o: Option) -> str:
+    if o.break_even_utilization is None:
+        return "-"
+    against = "" if o.break_even_against == "On-Demand" else f" vs {o.break_even_against}"
+    return percent(o.break_even_utilization) + against
 
 
 def print_quote(quote: Quote) -> None:
@@ -147,7 +156,7 @@ def print_quote(quote: Quote) -> None:
             "yes" if o.eligible else "no",
             f"${o.total_usd:,.2f}" if o.total_usd is not None else "-",
             f"${o.hourly_usd:,.3f}" if o.hourly_usd is not None else "-",
-            f"{o.break_even_utilization:.0%}" if o.break_even_utilization is not None else "-",
+            _break_even(o),
             "\n".join(o.reasons[:3])
             + (f"\n[dim]{o.price_source.describe()}[/dim]" if o.price_source else ""),
         )

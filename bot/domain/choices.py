@@ -57,6 +57,15 @@ def candidates(quote: Quote) -> list[Candidate]:
     return out
 
 
+def submittable_candidates(quote: Quote, limits: SpendingPolicy | None) -> list[Candidate]:
+    """The candidates `limits` let be submitted; all of them when none (or no limits)."""
+    picks = candidates(quote)
+    if limits is None:
+        return picks
+    allowed = [p for p in picks if limits.refusal(p.most_usd) is None]
+    return allowed or picks
+
+
 def candidate_by_value(quote: Quote, value: str) -> Candidate | None:
     return next((p for p in candidates(quote) if p.value == value), None)
 

@@ -66,6 +66,11 @@ class Option(BaseModel):
     interruptible: bool = False
     guaranteed: bool = False
     break_even_utilization: float | None = None  # reserved kinds, as a fraction
+    # What the break-even compares with: the quote's On-Demand, or SageMaker's On-Demand
+    # rate for a training plan when the request may run on EC2 (its On-Demand is EC2's),
+    # and that rate (the chart draws the line it crosses).
+    break_even_against: str = "On-Demand"
+    break_even_usd_per_hour: float | None = None
     billed_instances: int | None = None
     billed_hours: float | None = None
     offering: Offering | None = None
@@ -282,7 +287,15 @@ def assess_training_plan(
     reasons.append("paid up front")
     reasons.extend(notes)
     baseline = snapshot.sagemaker_on_demand or snapshot.on_demand
-    return _reserved_option(kind, request, baseline, chosen, offerings, reasons, flags)
+    # Named when it is not the figure the On-Demand option itself is priced at.
+    against = (
+        "SageMaker On-Demand"
+        if baseline is not None and baseline is not on_demand_rate(request, snapshot)
+        else "On-Demand"
+    )
+    return _reserved_option(
+        kind, request, baseline, chosen, offerings, reasons, flags, against=against
+    )
 
 
 def assess_on_demand_reservation(
@@ -315,6 +328,7 @@ def assess_on_demand_reservation(
         most_usd=total,
         hourly_usd=rate.usd_per_hour,
         break_even_utilization=1.0,
+        break_even_usd_per_hour=rate.usd_per_hour,
         billed_instances=request.count,
         billed_hours=float(request.duration_hours),
         price_source=rate.source,
@@ -349,6 +363,7 @@ def _reserved_option(
     offerings: list[Offering],
     reasons: list[str],
     flags: dict[str, bool],
+    against: str = "On-Demand",
 ) -> Option:
     total = _money(chosen.upfront_usd)
     return Option(
@@ -358,9 +373,12 @@ def _reserved_option(
         total_usd=total,
         most_usd=total,
         hourly_usd=round(chosen.hourly_usd, 4),
+        # Not rounded here: it is rounded once, where it is shown (words.percent).
         break_even_utilization=(
-            round(break_even(total, baseline.usd_per_hour, request), 4) if baseline else None
+            break_even(total, baseline.usd_per_hour, request) if baseline else None
         ),
+        break_even_against=against,
+        break_even_usd_per_hour=baseline.usd_per_hour if baseline else None,
         billed_instances=chosen.count,
         billed_hours=chosen.duration_hours,
         offering=chosen,

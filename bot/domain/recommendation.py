@@ -8,6 +8,8 @@ reservation is simply cheaper. Warn when a launch or event is less than 3 weeks 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
@@ -16,6 +18,7 @@ from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
 from bot.domain.market import MarketSnapshot
 from bot.domain.request import CapacityRequest, Workload
+from bot.domain.words import percent
 
 PLAN_AHEAD = timedelta(weeks=3)
 # Work that happens at a fixed moment other people depend on: timing is critical.
@@ -61,21 +64,54 @@ class Quote(BaseModel):
         return self.option(kind) if kind else None
 
 
+# Whether an option may be submitted under the spending limit for one request (judged on
+# the most it can cost), and that limit: the quote recommends among those that may.
+Submittable = Callable[[Option], bool]
+
+
+@dataclass(frozen=True)
+class Cap:
+    """The limit for one request (GPU_BOT_MAX_REQUEST_USD), as the quote applies it."""
+
+    submittable: Submittable
+    limit_usd: float
+
+
 def build_quote(
-    request: CapacityRequest, snapshot: MarketSnapshot, catalog: Catalog, now: datetime
+    request: CapacityRequest,
+    snapshot: MarketSnapshot,
+    catalog: Catalog,
+    now: datetime,
+    cap: Cap | None = None,
 ) -> Quote:
     options = assess_options(request, snapshot, catalog, now)
     return Quote(
         request=request,
         quoted_at=now,
         options=options,
-        recommendation=recommend(request, options, now),
+        recommendation=recommend(request, options, now, cap),
     )
 
 
-def recommend(request: CapacityRequest, options: list[Option], now: datetime) -> Recommendation:
+def most_usd(option: Option) -> float:
+    """The most an option can cost (its expected total for quotes kept before it was)."""
+    return option.most_usd if option.most_usd is not None else _total(option)
+
+
+def recommend(
+    request: CapacityRequest, options: list[Option], now: datetime, cap: Cap | None = None
+) -> Recommendation:
+    """The pick and why, among the options that may be submitted under `cap` (among all
+    when none may: the quote then says that nothing can be submitted)."""
     warnings = _timing_warnings(request, now)
     priced = [o for o in options if o.eligible and o.total_usd is not None]
+    capped: list[Option] = []
+    if cap is not None:
+        capped = [o for o in priced if not cap.submittable(o)]
+        if len(capped) < len(priced):
+            priced = [o for o in priced if cap.submittable(o)]
+        else:
+            capped = []  # every option is over: said by the quote, not as a reason
     if not priced:
         barred = "; ".join(f"{o.kind.label}: {o.reasons[0]}" for o in options if o.reasons)
         return Recommendation(
@@ -94,6 +130,8 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
     best_flexible = _cheapest(flexible)
     critical = request.workload in TIME_CRITICAL
 
+    on_demand = next((o for o in flexible if o.kind is OptionKind.ON_DEMAND), None)
+
     if best_reserved and (critical or not best_flexible):
         chosen = best_reserved
         reasons = [_why_reserved(request, critical)]
@@ -104,7 +142,8 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
                 f"{_usd(_total(chosen) - _total(best_flexible))} more than "
                 f"{best_flexible.kind.label} would, if capacity were there"
             )
-    elif best_reserved and best_flexible and _total(best_reserved) < _total(best_flexible):
+    elif best_reserved and best_flexible and _total(best_reserved) <= _total(best_flexible):
+        # Cheaper, or the same: a guarantee that costs nothing more is taken.
         chosen = best_reserved
         reasons = [
             _cost_line(chosen, best_flexible, request),
@@ -114,12 +153,19 @@ def recommend(request: CapacityRequest, options: list[Option], now: datetime) ->
         assert best_flexible is not None
         chosen = best_flexible
         reasons = [_why_flexible(chosen, request)]
-        if best_reserved:
+        if chosen.kind is OptionKind.SPOT and on_demand is not None:
+            # Spot's saving is against On-Demand, the option it replaces.
+            reasons.append(_cost_line(chosen, on_demand, request))
+        elif best_reserved:
             reasons.append(_cost_line(chosen, best_reserved, request))
+        if best_reserved:
+            # Dearer than the choice here (the branch above takes it otherwise).
             reasons.append(
                 f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
                 f"for {_usd(_total(best_reserved) - _total(chosen))} more"
             )
+    if cap is not None:
+        reasons += [_capped_line(o, cap) for o in capped]
     reasons += _environment_caveat(request, chosen, priced)
     if chosen.kind is OptionKind.ON_DEMAND_RESERVATION:
         reasons.append(_why_on_demand_reservation(blocks_or_plans))
@@ -152,6 +198,14 @@ def _environment_caveat(
             f"(add `ec2` or `sagemaker` to the request to decide)"
         )
     return [line]
+
+
+def _capped_line(option: Option, cap: Cap) -> str:
+    return (
+        f"{option.kind.label} is left out: it can cost up to {_usd(most_usd(option))} "
+        f"(running the whole window), above the {_usd(cap.limit_usd)} limit for one request "
+        "(GPU_BOT_MAX_REQUEST_USD)"
+    )
 
 
 def _why_on_demand_reservation(blocks_or_plans: list[Option]) -> str:
@@ -196,8 +250,8 @@ def _cost_line(first: Option, second: Option | None, request: CapacityRequest) -
     reserved = first if first.kind.reserved else second
     if reserved is not None and reserved.break_even_utilization is not None:
         line += (
-            f"; {reserved.kind.label} breaks even with On-Demand at "
-            f"{reserved.break_even_utilization:.0%}"
+            f"; {reserved.kind.label} breaks even with {reserved.break_even_against} at "
+            f"{percent(reserved.break_even_utilization)}"
         )
     return line
 

@@ -220,9 +220,7 @@ _ABOUT_START = frozenset({ReminderKind.BEFORE_START, ReminderKind.AT_START})
 # after the approval (a purchase stuck longer must not cost the person their reminder).
 EXTENSION_HOLD = timedelta(minutes=1)
 EXTENSION_HOLD_MAX = timedelta(minutes=15)
-_BUYING = frozenset(
-    {ExtensionStatus.APPROVED, ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN}
-)
+_BUYING = frozenset({ExtensionStatus.APPROVED, ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN})
 
 
 def extension_hold(

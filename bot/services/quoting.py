@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import assess_options
 from bot.domain.grammar import RequestSyntaxError, parse_request
 from bot.domain.market import MarketSnapshot
-from bot.domain.recommendation import Quote, Recommendation, build_quote
+from bot.domain.recommendation import Cap, Quote, Recommendation, build_quote, most_usd
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.domain.regions import choose_region
 from bot.domain.request import CapacityRequest, RequestDraft, searched_regions
@@ -34,13 +35,16 @@ class QuoteService:
         clock: Clock,
         default_region: str,
         accounts: Sequence[str] = (DEFAULT_ACCOUNT,),
+        limits: SpendingPolicy | None = None,
     ) -> None:
-        """`accounts`: the names a request may give as `account=` (the default first)."""
+        """`accounts`: the names a request may give as `account=` (the default first);
+        `limits`: the quote recommends among the options they let be submitted."""
         self.market = market
         self.catalog = catalog
         self.clock = clock
         self.default_region = default_region
         self.accounts = tuple(accounts)
+        self.cap = _cap(limits) if limits is not None else None
 
     def parse(self, text: str) -> RequestDraft:
         """The draft for request text; raises `RequestSyntaxError` on bad input."""
@@ -93,11 +97,12 @@ class QuoteService:
             reason = f"{refused[0]}; {self._where_to_look(request)}"
             return _refused(request, reason, self.catalog, now)
         if searched_regions(request.region) is None:
-            return build_quote(request, self.market.snapshot(request, now), self.catalog, now)
+            snapshot = self.market.snapshot(request, now)
+            return build_quote(request, snapshot, self.catalog, now, self.cap)
         asked = [request.model_copy(update={"region": region}) for region in sold]
         snapshots = self.market.snapshots(asked, now)
         quotes = [
-            build_quote(one, snapshot, self.catalog, now)
+            build_quote(one, snapshot, self.catalog, now, self.cap)
             for one, snapshot in zip(asked, snapshots, strict=True)
         ]
         return choose_region(quotes, refused)
@@ -145,6 +150,14 @@ class QuoteService:
         if listed:
             return f"regions the catalog lists for it: {', '.join(listed)}, or region=any"
         return "another region, or region=any"
+
+
+def _cap(limits: SpendingPolicy) -> Cap | None:
+    """The limit for one request as the quote applies it: an option may be recommended
+    when the limits would let it be submitted (judged on the most it can cost)."""
+    if limits.max_request_usd is None:
+        return None
+    return Cap(lambda o: limits.refusal(most_usd(o)) is None, limits.max_request_usd)
 
 
 def _refused(request: CapacityRequest, reason: str, catalog: Catalog, now: datetime) -> Quote:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from bot.blocks.ids import CallbackId, FormBlock
+from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.lifecycle import State
 from bot.domain.request import REASON_NEEDED
 from tests.integration.test_slack_edges import _keys
@@ -105,3 +105,32 @@ def test_the_reason_is_one_rule_said_the_same_where_it_is_asked(make_bot) -> Non
     bot.wait()
     assert bot.record(request_id).state is State.QUOTED
     assert submit_form(bot, request_id, reason="load test").body == ""
+
+
+# --- the limit for one request ------------------------------------------------------------
+
+
+def test_with_a_limit_the_quote_recommends_what_can_be_submitted(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot(max_request_usd=6000)
+    _reply, token = bot.command(f"reserve {REQUEST} util=50%")
+    bot.wait()
+    blocks = bot.responses(token)[-1]["blocks"]
+    shown = json.dumps(blocks)
+    # On-Demand would cost $3,962.88 at 50% but up to $7,925.76: the block that fits wins.
+    assert "Recommended: Capacity Block*, $4,983.55" in shown
+    assert "On-Demand is left out: it can cost up to $7,925.76" in shown
+    assert "cannot be submitted: it can cost up to $7,925.76, above the $6,000.00 limit" in shown
+    request_id = blocks[-1]["elements"][0]["value"]
+    bot.click(ActionId.SUBMIT_OPEN.value, request_id, REQUESTER)
+    bot.wait()
+    choice = next(
+        b
+        for b in bot.fake.of("views.open")[-1].view()["blocks"]
+        if b.get("block_id") == FormBlock.CHOICE.value
+    )
+    offered = [o["value"] for o in choice["element"]["options"]]
+    assert choice["element"]["initial_option"]["value"] == "capacity-block:0"
+    assert not [v for v in offered if v.startswith(("on-demand:", "on-demand-reservation:"))]
+    assert submit_form(bot, request_id, "capacity-block:0", "load test").body == ""
+    bot.wait()
+    assert bot.record(request_id).state is State.PENDING_APPROVAL

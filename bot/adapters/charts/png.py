@@ -66,43 +66,44 @@ def render_png(chart: CostChart) -> bytes:
         ax.grid(True, alpha=0.3)
         if chart.empty:
             ax.text(50, 0.5, "no option is possible for this request", ha="center")
-            ax.set_ylim(0, 1)
         for line in chart.lines:
             label = line.label + (" (recommended)" if line.recommended else "")
+            if line.reference:
+                label += " (a training plan's comparison)"
             ax.plot(
                 [0, 100],
                 [line.at_zero, line.at_full],
                 label=label,
-                color=COLOURS.get(line.kind),
+                color="grey" if line.reference else COLOURS.get(line.kind),
+                linestyle=":" if line.reference else "-",
                 linewidth=3.0 if line.recommended else 1.6,
             )
-        if not chart.empty:
-            top = max(max(line.at_zero, line.at_full) for line in chart.lines)
-            ax.set_ylim(0, top * 1.12 or 1)  # room above the dearest line for the labels
+        ax.set_ylim(0, chart.top_usd)  # room above the dearest line for the labels
         for point in chart.break_evens:
             x = point.utilization * 100
             ax.plot([x], [point.usd], marker="o", color="black", markersize=5, zorder=5)
-            ax.annotate(
-                f"{point.utilization:.0%}",
-                (x, point.usd),
-                textcoords="offset points",
-                xytext=(-6, 6) if x > 90 else (4, 6),
-                ha="right" if x > 90 else "left",
-                fontsize=8,
-            )
         expected = chart.expected_utilization * 100
-        left = expected > 60  # the label on the side with room
         ax.axvline(expected, color="grey", linestyle="--", linewidth=1.2)
-        ax.annotate(
-            f"expected {chart.expected_utilization:.0%}",
-            (expected, 1.0),
-            xycoords=("data", "axes fraction"),
-            textcoords="offset points",
-            xytext=(-4 if left else 4, -12),
-            ha="right" if left else "left",
-            fontsize=8,
-            color="dimgrey",
-        )
+        for line, usd in chart.costs_at_expected():
+            ax.plot(
+                [expected], [usd], marker="s", color=COLOURS.get(line.kind), markersize=5, zorder=6
+            )
+        # Placed by the chart so that none covers another (in axes fractions).
+        for text in chart.labels():
+            ax.text(
+                text.x,
+                text.y,
+                text.text,
+                transform=ax.transAxes,
+                ha="left",
+                va="bottom",
+                fontsize=8,
+                color="dimgrey"
+                if text.muted
+                else COLOURS.get(text.of, "black")
+                if text.of
+                else "black",
+            )
         if chart.lines:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8)
         out = io.BytesIO()
@@ -135,12 +136,11 @@ def chart_json(chart: CostChart) -> dict[str, Any]:
 
 
 def chart_from_json(data: dict[str, Any]) -> CostChart:
-    lines = tuple(
-        CostLine(OptionKind(x["kind"]), x["at_zero"], x["at_full"], x["recommended"])
-        for x in data["lines"]
-    )
+    lines = tuple(CostLine(**(x | {"kind": OptionKind(x["kind"])})) for x in data["lines"])
     points = tuple(
-        BreakEven(OptionKind(b["reserved"]), OptionKind(b["against"]), b["utilization"], b["usd"])
+        BreakEven(
+            **(b | {"reserved": OptionKind(b["reserved"]), "against": OptionKind(b["against"])})
+        )
         for b in data["break_evens"]
     )
     return CostChart(data["title"], lines, points, data["expected_utilization"])

@@ -35,7 +35,9 @@ class SlackNotifier:
         self.reply(record.requester, response_url, quote_fallback(record.quote), blocks)
 
     def show_quote(self, user: str, response_url: str | None, quote: Quote) -> None:
-        self.reply(user, response_url, quote_fallback(quote), quote_blocks(quote))
+        self.reply(
+            user, response_url, quote_fallback(quote), quote_blocks(quote, limits=self.limits)
+        )
 
     def reply(
         self,
