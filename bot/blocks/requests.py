@@ -10,8 +10,11 @@ from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.domain.audit import BOT, AuditEntry
+from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
+from bot.domain.request import Environment
+from bot.domain.usage import window_launch_hint
 
 Block = dict[str, Any]
 FAILURE_CHARS = 500  # of a failure shown on a card, before escaping
@@ -248,15 +251,40 @@ def _a(noun: str) -> str:
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
+def _window_launch(record: CapacityRecord) -> str | None:
+    """On-Demand and Spot: what to run (or tag), as the mrkdwn to send; None otherwise."""
+    option = record.chosen_option
+    if option is None or option.kind not in (OptionKind.ON_DEMAND, OptionKind.SPOT):
+        return None
+    r = record.request
+    hint = window_launch_hint(
+        option.kind.value,
+        record.id,
+        r.region,
+        r.instance_type,
+        r.count,
+        sagemaker=r.environment is Environment.SAGEMAKER,
+    )
+    return f"{hint.title}\n```{esc(hint.command)}```"
+
+
 def requester_update(record: CapacityRecord) -> str:
     """The direct message a requester gets when their request changes state."""
     title = request_title(record.request)
     if record.state is State.APPROVED:
         by = ", ".join(user(a.user) for a in record.approvals)
-        return (
-            f":white_check_mark: Your GPU request *{record.id}* ({title}) was approved by {by}. "
-            "It is handed to purchasing."
+        approved = (
+            f":white_check_mark: Your GPU request *{record.id}* ({title}) was approved by {by}."
         )
+        launch = _window_launch(record)
+        if launch is not None:
+            what = record.chosen_option.kind.label if record.chosen_option else "it"
+            opens = when(record.request.start)
+            return (
+                f"{approved} Nothing is bought for {what}: start when the window opens, "
+                f"{opens}. {launch}"
+            )
+        return f"{approved} It is handed to purchasing."
     if record.state is State.REJECTED and record.rejection:
         r = record.rejection
         return (
@@ -273,6 +301,12 @@ def requester_update(record: CapacityRecord) -> str:
     if record.state is State.ACTIVE and reservation is not None:
         return f":large_green_circle: Your GPU request *{record.id}* is active. " + usage(
             reservation
+        )
+    launch = _window_launch(record)
+    if record.state is State.ACTIVE and launch is not None:
+        return (
+            f":large_green_circle: Your GPU request *{record.id}* ({title}) is active: its "
+            f"window is open until {when(record.request.end)}. {launch}"
         )
     if record.state is State.QUOTED and record.failure:
         return (

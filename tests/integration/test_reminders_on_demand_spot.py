@@ -144,3 +144,25 @@ def test_app_home_shows_the_window_with_time_left_and_the_next_reminder(
     assert "ends in 3 h" in home()
     bot.clock.set(end + MIN)
     assert "Your reservations" not in home()
+
+
+@pytest.mark.parametrize("pick", KINDS)
+def test_the_approval_says_how_to_launch_tagged_so_the_cleanup_finds_it(
+    make_bot, pick: str
+) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    record = scheduled(bot, pick)
+    approved = next(t for k, t in to_requester(bot) if k.startswith("told:") and ":approved:" in k)
+    assert "handed to purchasing" not in approved
+    assert "Nothing is bought for" in approved and "start when the window opens" in approved
+    assert "--count 2" in approved and "--instance-type p5.48xlarge" in approved
+    assert (
+        "--tag-specifications 'ResourceType=instance,Tags=[{Key=gpu-bot:request-id,"
+        f"Value={record.id}}}]'"
+    ) in approved
+    assert ("MarketType=spot" in approved) is pick.startswith("spot")
+    # At the window's start the "is active" message says it again.
+    bot.clock.set(record.request.start + MIN)
+    bot.wait()
+    active = next(t for k, t in to_requester(bot) if ":active:" in k)
+    assert f"Value={record.id}" in active and "window is open until" in active
