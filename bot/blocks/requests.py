@@ -120,7 +120,12 @@ def total_text(record: CapacityRecord) -> str:
     the approvers) go by the second; nothing holds a requester to the first."""
     option = record.chosen_option
     if option and option.upfront:
-        return f"{usd(record.total_usd)} upfront"
+        total = f"{usd(record.paid_usd)} upfront"
+        paid = record.paid_usd
+        if record.extended_usd and paid is not None:
+            purchase = paid - record.extended_usd
+            total += f" ({usd(purchase)} and {usd(record.extended_usd)} for extensions)"
+        return total
     most = record.most_usd
     if most is None or record.total_usd is None or most == record.total_usd:
         return usd(record.total_usd)
@@ -172,7 +177,7 @@ def approval_question(record: CapacityRecord) -> str:
 def card_fallback(record: CapacityRecord) -> str:
     return (
         f"GPU request {record.id} from {user(record.requester)}: "
-        f"{request_title(record.request)}, {usd(record.total_usd)} ({record.state.label})"
+        f"{request_title(record.request)}, {usd(record.paid_usd)} ({record.state.label})"
     )
 
 
@@ -182,16 +187,14 @@ def summary_line(record: CapacityRecord) -> str:
     what = f" · {option.kind.label}" if option else ""
     return (
         f"{STATE_ICONS[record.state]} *{record.id}* {r.count}x {r.instance_type} "
-        f"{window(record)}{what} · {usd(record.total_usd)} · _{record.state.label}_"
+        f"{window(record)}{what} · {usd(record.paid_usd)} · _{record.state.label}_"
     )
 
 
 def window(record: CapacityRecord) -> str:
-    """The booked window once an offering is chosen, else the asked one."""
-    offering = record.chosen_offering
-    start, end = (
-        (offering.start, offering.end) if offering else (record.request.start, record.request.end)
-    )
+    """The window as it stands: what AWS holds (with its extensions), else the offering
+    chosen, else the one asked for."""
+    start, end = record.window
     return f"{when(start)} → {when(end)}"
 
 

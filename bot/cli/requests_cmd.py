@@ -74,6 +74,10 @@ def record_json(record: CapacityRecord, audit: list[Any] | None = None) -> dict[
             else None
         ),
         "approvers": record.approvers,
+        # Where it stands now (an extension moves the end) and what it costs in all.
+        "window": {"start": record.window[0].isoformat(), "end": record.window[1].isoformat()},
+        "paid_usd": record.paid_usd,
+        "extended_usd": record.extended_usd,
         "failure": record.failure,
         "reservation": reservation_json(record.reservation),
         "attempts": [a.model_dump(mode="json") for a in record.attempts],
@@ -134,8 +138,9 @@ def run_show(args: argparse.Namespace) -> int:
         print_json(data)
         return 0
     out = console()
-    for key in ("id", "state", "requester", "request", "account", "failure"):
+    for key in ("id", "state", "requester", "request", "account", "window", "paid_usd"):
         out.print(f"{key}: {data[key]}")
+    out.print(f"failure: {data['failure']}")
     out.print(f"choice: {data['choice']}")
     out.print(f"reservation: {data['reservation']}")
     for entry in data["audit"]:

@@ -101,6 +101,7 @@ class CapacityRecord(_Frozen):
     attempts: tuple[PurchaseAttempt, ...] = ()  # oldest first
     reservation: Reservation | None = None
     extension: Extension | None = None  # the latest extension asked for
+    extended_usd: float = 0.0  # the fees of every extension bought (in the reservation's fee)
     cleanup: CleanupPrompt | None = None  # after the end: the cleanup prompt
 
     @property
@@ -127,6 +128,25 @@ class CapacityRecord(_Frozen):
     @property
     def total_usd(self) -> float | None:
         return self.choice.total_usd if self.choice else None
+
+    @property
+    def window(self) -> tuple[datetime, datetime]:
+        """Where the request stands now: what AWS holds (an extension moves its end),
+        else the offering chosen, else the window asked for."""
+        if self.reservation is not None:
+            return self.reservation.start, self.reservation.end
+        offering = self.chosen_offering
+        if offering is not None:
+            return offering.start, offering.end
+        return self.request.start, self.request.end
+
+    @property
+    def paid_usd(self) -> float | None:
+        """What it costs in all: the fees AWS charged (the purchase and every extension)
+        once something is bought, else the chosen option's expected total."""
+        if self.reservation is not None and self.reservation.fee_usd is not None:
+            return round(self.reservation.fee_usd, 2)
+        return self.total_usd
 
     @property
     def most_usd(self) -> float | None:

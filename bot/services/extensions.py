@@ -42,7 +42,7 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation, SlackMessage
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
-from bot.services.jobs import JobKind, JobRegistry, RetryLater
+from bot.services.jobs import JobKind, JobRegistry, RetryLater, notify_job
 from bot.services.ports import (
     Clock,
     ExtensionMarket,
@@ -308,7 +308,7 @@ class ExtensionService:
         try:
             # Look before you buy: an extension already applied is not bought again.
             if self.market.current_end(res) >= ext.offer.end:
-                self._finish(record, ext, res.model_copy(update={"end": ext.offer.end}), "found")
+                self._finish(record, ext, _with_extension(res, ext), "found")
                 return
             current = self.market.extension_offer(res, ext.offer.hours)
         except ExtensionUnavailable as exc:
@@ -345,7 +345,7 @@ class ExtensionService:
                 self.clock.now() + RECONCILE_FIRST, f"reconcile failed: {exc}"
             ) from exc
         if end >= ext.offer.end:
-            self._finish(record, ext, res.model_copy(update={"end": ext.offer.end}), "found")
+            self._finish(record, ext, _with_extension(res, ext), "found")
         elif ext.status is not ExtensionStatus.UNKNOWN:
             self._unknown(record, ext, why)
 
@@ -390,12 +390,17 @@ class ExtensionService:
                 return None
             new_ext = r.extension.model_copy(update={"status": ExtensionStatus.BOUGHT})
             # The new end moves the reminders (the store's follower) in this same step.
-            new = r.model_copy(update={"extension": new_ext, "reservation": res})
+            extended = round(r.extended_usd + ext.offer.fee_usd, 2)
+            update = {"extension": new_ext, "reservation": res, "extended_usd": extended}
+            new = r.model_copy(update=update)
             payload = ExtensionJob(request=r.id, number=ext.number)
-            tell = TELL.job(_key(r.id, ext.number), self.clock.now(), payload)
+            now = self.clock.now()
+            tell = TELL.job(_key(r.id, ext.number), now, payload)
+            # The approval card shows the new end and what has been paid in all.
             detail = f"{how}: ends {when(res.end)}, {usd(ext.offer.fee_usd)}"
+            jobs = (tell, notify_job(r.id, now))
             return Change(
-                new, "extension-bought", BOT, detail, schedule=(tell,), usd=ext.offer.fee_usd
+                new, "extension-bought", BOT, detail, usd=ext.offer.fee_usd, schedule=jobs
             )
 
         apply_change(self.store, record.id, done, self.clock.now)
@@ -482,6 +487,13 @@ class ExtensionService:
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"
         block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
         self.delivery.send(key, record.requester, text, [block])
+
+
+def _with_extension(res: Reservation, ext: Extension) -> Reservation:
+    """The reservation as AWS holds it once the extension is applied: the new end, and
+    its fee added to what was paid (as a purchase made now adds it)."""
+    fee = (res.fee_usd or 0.0) + ext.offer.fee_usd
+    return res.model_copy(update={"end": ext.offer.end, "fee_usd": fee})
 
 
 def paid_so_far(record: CapacityRecord) -> float:

@@ -14,6 +14,13 @@ from tests.slack_harness import REQUESTER, BotUnderTest
 from tests.slack_payloads import select, text_input
 
 RESEARCH_ROLE = "arn:aws:iam::111122223333:role/gpu-bot"
+
+
+def _plain(blocks: object) -> str:
+    """Blocks as text, with the arrows and dashes as people read them."""
+    return json.dumps(blocks, ensure_ascii=False)
+
+
 REQUEST = "2x p5.48xlarge 3d from 2026-12-14 ec2"
 
 
@@ -134,3 +141,58 @@ def test_with_a_limit_the_quote_recommends_what_can_be_submitted(make_bot) -> No
     assert submit_form(bot, request_id, "capacity-block:0", "load test").body == ""
     bot.wait()
     assert bot.record(request_id).state is State.PENDING_APPROVAL
+
+
+# --- after an extension ---------------------------------------------------------------------
+
+
+def test_after_an_extension_every_place_shows_the_new_window_and_the_total_paid(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from bot.domain.extension import ExtensionStatus
+    from tests import slack_payloads as payloads
+    from tests.integration.test_extensions import extend_value
+    from tests.integration.test_purchasing import BLOCK, approve
+    from tests.integration.test_slack_flow import submitted
+    from tests.slack_harness import APPROVER
+
+    bot: BotUnderTest = make_bot()
+    request_id = submitted(bot, BLOCK)
+    approve(bot, request_id)
+    bought = bot.record(request_id).reservation
+    assert bought is not None and bought.fee_usd is not None
+    bot.clock.set(bought.start + timedelta(minutes=1))
+    bot.wait()
+    bot.clock.set(bought.end - timedelta(hours=24))
+    bot.wait()
+    bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
+    bot.wait()
+    bot.click(ActionId.EXTENSION_APPROVE.value, f"{request_id}|1", APPROVER)
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.extension is not None and record.extension.status is ExtensionStatus.BOUGHT
+    fee = record.extension.offer.fee_usd
+    new_end = bought.end + timedelta(hours=24)
+    assert record.reservation is not None and record.reservation.end == new_end
+    total = f"${bought.fee_usd + fee:,.2f}"
+    window = f"→ {new_end:%Y-%m-%d %H:%M} UTC"
+    # The approval card, updated in place.
+    card = record.approval_message
+    assert card is not None
+    updates = [c for c in bot.fake.of("chat.update") if c.args.get("ts") == card.ts]
+    shown = _plain(updates[-1].blocks())
+    assert window in shown and f"{total} upfront" in shown, shown
+    assert f"${bought.fee_usd:,.2f} and ${fee:,.2f} for extensions" in shown
+    # /gpu status, /gpu list and App Home.
+    _, token = bot.command(f"status {request_id}")
+    bot.wait()
+    status = _plain(bot.responses(token)[-1]["blocks"])
+    assert window in status and total in status
+    _, token = bot.command("list")
+    bot.wait()
+    listed = _plain(bot.responses(token)[-1]["blocks"])
+    assert window in listed and total in listed
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    home = _plain(bot.fake.of("views.publish")[-1].view())
+    assert f"*{request_id}*" in home and window in home and total in home
