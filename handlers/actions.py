@@ -70,7 +70,9 @@ def check_the_card(talk: Conversation, services: Services) -> None:
     """A click on a copy of the card the bot does not know (posted twice after a lost
     answer): that copy loses its buttons."""
     about = talk.interaction
-    if about.surface is Surface.MESSAGE and about.channel and about.message_ts:
+    # An ephemeral message (`/gpu list waiting`, a reply) is no copy of the card.
+    copy = about.surface is Surface.MESSAGE and not about.ephemeral
+    if copy and about.channel and about.message_ts:
         services.notifications.clicked_card(about.request_id or "", about.channel, about.message_ts)
 
 

@@ -18,6 +18,7 @@ from bot.domain.extension import ExtensionOffer
 from bot.services.container import Services
 from bot.services.extensions import ExtensionError
 from handlers.conversation import Conversation, after_ack
+from handlers.home import publish_home
 from handlers.views import checked_reason
 
 CLEANUP_ANSWERS = {
@@ -40,18 +41,18 @@ def register(app: App, services: Services) -> None:
         after_ack(ack, context, open_extension_approve_form, services, client)
 
     @app.view(CallbackId.EXTENSION_APPROVE.value)
-    def extension_approved(ack: Ack, context: BoltContext) -> None:
-        after_ack(ack, context, decide_extension, services, True)
+    def extension_approved(ack: Ack, context: BoltContext, client: WebClient) -> None:
+        after_ack(ack, context, decide_extension, services, True, "", client)
 
     @app.action(ActionId.EXTENSION_REJECT.value)
     def reject_extension(ack: Ack, context: BoltContext, client: WebClient) -> None:
         after_ack(ack, context, open_extension_reject_form, services, client)
 
     @app.view(CallbackId.EXTENSION_REJECT.value)
-    def extension_rejected(ack: Ack, context: BoltContext) -> None:
+    def extension_rejected(ack: Ack, context: BoltContext, client: WebClient) -> None:
         reason = checked_reason(ack, context)
         if reason is not None:
-            after_ack(ack, context, decide_extension, services, False, reason)
+            after_ack(ack, context, decide_extension, services, False, reason, client)
 
 
 def _pair(value: str) -> tuple[str, int] | None:
@@ -111,7 +112,11 @@ def _open_extension_form(
 
 
 def decide_extension(
-    talk: Conversation, services: Services, approve: bool, reason: str = ""
+    talk: Conversation,
+    services: Services,
+    approve: bool,
+    reason: str = "",
+    client: WebClient | None = None,
 ) -> None:
     about = talk.interaction
     decision = _extension_decision(talk, services)
@@ -122,6 +127,8 @@ def decide_extension(
         request_id, number, about.user, is_approver, approve, reason=reason
     )
     talk.say(esc(said))
+    if about.from_home and client is not None:
+        publish_home(services, client, about.user)  # the decided extension leaves the list
 
 
 def _extension_decision(talk: Conversation, services: Services) -> tuple[str, int, bool] | None:

@@ -16,7 +16,7 @@ from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks, mig_plan_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import request_title
-from bot.blocks.requests import PAGE, list_blocks, status_blocks
+from bot.blocks.requests import PAGE, WAITING_PAGE, list_blocks, status_blocks, waiting_blocks
 from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
@@ -283,16 +283,11 @@ def _list(talk: Conversation, services: Services, only_waiting: bool, page: int)
         )
     waiting = services.approvals.waiting_for(user)
     if waiting is not None and (only_waiting or page == 1):
-        more = f"/gpu list waiting {page + 1}"
-        shown = waiting[offset : offset + PAGE]
-        blocks += list_blocks(
-            "Waiting for approval",
-            shown,
-            "Nothing waits for you.",
-            offset=offset,
-            total=len(waiting),
-            more=more,
-        )
+        # Requests and extensions alike, each with its buttons, a page at a time.
+        extensions = services.extensions.waiting_for(user, True)
+        shown_from = (page - 1) * WAITING_PAGE if only_waiting else 0
+        more = f"/gpu list waiting {page + 1 if only_waiting else 2}"
+        blocks += waiting_blocks([*waiting, *extensions], offset=shown_from, more=more)
     elif waiting is None and only_waiting:
         talk.show("Only approvers have requests waiting for them.")
         return

@@ -37,6 +37,7 @@ class Interaction:
     values: tuple[tuple[str, str | None], ...] = ()  # a submitted modal's inputs
     # The HTTP request's signature (None over Socket Mode): seen again, it is a replay.
     delivery: str | None = None
+    ephemeral: bool = False  # clicked on a message only the clicker sees (a list, a reply)
 
     @property
     def from_home(self) -> bool:
@@ -101,6 +102,7 @@ def _button(body: dict[str, Any]) -> Interaction:
         trigger_id=body.get("trigger_id"),
         channel=(body.get("channel") or {}).get("id"),
         message_ts=(body.get("container") or {}).get("message_ts"),
+        ephemeral=(body.get("container") or {}).get("is_ephemeral") is True,
     )
 
 

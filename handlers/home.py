@@ -24,6 +24,7 @@ def register(app: App, services: Services) -> None:
 
 def publish_home(services: Services, client: WebClient, user: str) -> None:
     waiting = services.approvals.waiting_for(user)
+    extensions = services.extensions.waiting_for(user, waiting is not None)
     mine = services.queries.mine(user)
     view = home_view(
         mine,
@@ -33,5 +34,6 @@ def publish_home(services: Services, client: WebClient, user: str) -> None:
         live=services.reminders.live_for(user),
         mine_total=services.queries.count_mine(user),
         endpoints=services.deploys.standing_of(mine),
+        extensions=extensions,
     )
     client.views_publish(user_id=user, view=view)

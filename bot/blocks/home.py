@@ -8,9 +8,11 @@ from typing import Any
 
 from bot.blocks.deploy import endpoint_lines
 from bot.blocks.help import example_request
+from bot.blocks.reminders import extension_card
 from bot.blocks.requests import list_blocks, request_card
 from bot.blocks.text import clip, when
 from bot.domain.deployment.record import Deployment
+from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import LiveReservation, human_duration
 
@@ -26,9 +28,12 @@ def home_view(
     live: Sequence[LiveReservation] = (),
     mine_total: int | None = None,
     endpoints: Sequence[Deployment] = (),
+    extensions: Sequence[CapacityRecord] = (),
 ) -> View:
     """`mine` is the newest page of the user's requests, of `mine_total`; `endpoints` the
-    deployments on their reservations that may still hold resources."""
+    deployments on their reservations that may still hold resources; `waiting` and
+    `extensions` the requests and the extensions of requests that wait for this
+    approver, each shown with its buttons."""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
         {
@@ -48,7 +53,7 @@ def home_view(
         ),
     ]
     if is_approver:
-        pending = waiting or []
+        pending = [*(waiting or []), *extensions]
         blocks.append({"type": "divider"})
         title = f"*Waiting for approval ({len(pending)})*"
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": title}})
@@ -56,7 +61,11 @@ def home_view(
             note = {"type": "mrkdwn", "text": "Nothing waits for you."}
             blocks.append({"type": "context", "elements": [note]})
         for record in pending[:MAX_PENDING_CARDS]:
-            blocks += request_card(record)
+            ext = record.extension
+            if record.state is not State.PENDING_APPROVAL and ext is not None:
+                blocks += extension_card(record.id, record.requester, ext).blocks
+            else:
+                blocks += request_card(record)
             blocks.append({"type": "divider"})
         if len(pending) > MAX_PENDING_CARDS:
             more = (

@@ -8,9 +8,11 @@ from bot.blocks.deploy import deploy_button, deployable
 from bot.blocks.ids import ActionId
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
+from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.comparison import OptionKind
+from bot.domain.extension import ExtensionStatus
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.request import Environment
@@ -200,6 +202,45 @@ def window(record: CapacityRecord) -> str:
 
 PAGE = 20  # requests per page of `/gpu list`
 LINES_PER_SECTION = 10  # ten summary lines stay well under a section's 3,000 characters
+# What waits for an approver, a page at a time: each with its buttons (up to 3 blocks),
+# so that a page stays under a message's 50 blocks beside the person's own requests.
+WAITING_PAGE = 10
+
+
+def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
+    """One thing that waits for an approver, with the buttons to decide it: an extension
+    of the request when one is asked, else the request itself."""
+    ext = record.extension
+    if ext is not None and ext.status is ExtensionStatus.PENDING_APPROVAL:
+        return extension_card(record.id, record.requester, ext).blocks
+    line = {"type": "section", "text": {"type": "mrkdwn", "text": clip(summary_line(record), 2900)}}
+    return [line, approval_buttons(record)]
+
+
+def waiting_blocks(
+    waiting: list[CapacityRecord], *, offset: int = 0, more: str | None = None
+) -> list[Block]:
+    """One page (from `offset`) of everything that waits for an approver: requests and
+    extensions, each with its Approve and Reject buttons."""
+    total = len(waiting)
+    shown = waiting[offset : offset + WAITING_PAGE]
+    heading = "*Waiting for approval*"
+    if shown and (offset or total > offset + len(shown)):
+        heading += f" ({offset + 1}–{offset + len(shown)} of {total})"
+    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
+    if not shown:
+        note = "Nothing waits for you." if not offset else f"No more: there are {total}."
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+        return blocks
+    for record in shown:
+        blocks += waiting_item_blocks(record)
+    rest = total - offset - len(shown)
+    if rest > 0:
+        note = f"{rest} more" + (
+            f": `{more}` shows the next {min(rest, WAITING_PAGE)}." if more else "."
+        )
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+    return blocks
 
 
 def list_blocks(

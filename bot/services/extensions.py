@@ -187,6 +187,22 @@ class ExtensionService:
             raise ExtensionError(f"An extension of {request_id} is already {status}.")
         return record
 
+    def waiting_for(self, user: str, is_approver: bool) -> list[CapacityRecord]:
+        """The requests whose extension waits for `user` to decide: pending approval and
+        asked by someone else (the same rule as the decision's). Empty for non-approvers."""
+        if not is_approver:
+            return []
+        found = [r for state in EXTENDABLE_STATES for r in self.store.in_state(state)]
+        waiting = [
+            r
+            for r in found
+            if r.extension is not None
+            and approver_refusal(r.extension, user, is_approver, r.requester) is None
+        ]
+        return sorted(
+            waiting, key=lambda r: r.extension.requested_at if r.extension else r.created_at
+        )
+
     def post_card(self, job: ExtensionJob) -> None:
         record = self.store.get(job.request)
         ext = record.extension if record else None

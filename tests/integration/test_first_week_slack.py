@@ -196,3 +196,65 @@ def test_after_an_extension_every_place_shows_the_new_window_and_the_total_paid(
     bot.wait()
     home = _plain(bot.fake.of("views.publish")[-1].view())
     assert f"*{request_id}*" in home and window in home and total in home
+
+
+# --- what waits for an approver -------------------------------------------------------------
+
+
+def test_pending_extensions_wait_in_the_list_and_in_app_home_with_their_buttons(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from bot.domain.extension import ExtensionStatus
+    from tests import slack_payloads as payloads
+    from tests.integration.test_extensions import extend_value
+    from tests.integration.test_purchasing import BLOCK, approve
+    from tests.integration.test_slack_flow import action_ids, submitted
+    from tests.slack_harness import APPROVER
+
+    bot: BotUnderTest = make_bot()
+    bought = submitted(bot, BLOCK)  # R1, bought and active, a day before its end
+    approve(bot, bought)
+    reservation = bot.record(bought).reservation
+    assert reservation is not None
+    bot.clock.set(reservation.start + timedelta(minutes=1))
+    bot.wait()
+    bot.clock.set(reservation.end - timedelta(hours=24))
+    bot.wait()
+    bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
+    bot.wait()
+    start = (bot.clock.now() + timedelta(days=10)).date()
+    waiting_request = submitted(bot, f"1x p5.48xlarge 2d from {start} ec2")  # R2
+    # The approver's list: the request and the extension, each with its buttons.
+    _, token = bot.command("list waiting", user=APPROVER)
+    bot.wait()
+    blocks = bot.responses(token)[-1]["blocks"]
+    shown = _plain(blocks)
+    assert "asks to extend R1" in shown and f"*{waiting_request}*" in shown
+    assert action_ids(blocks) == [
+        ActionId.APPROVE.value,
+        ActionId.REJECT_OPEN.value,
+        ActionId.EXTENSION_APPROVE.value,
+        ActionId.EXTENSION_REJECT.value,
+    ]
+    # The requester of R1 is no approver: nothing waits for them, and they are told so.
+    _, token = bot.command("list waiting")
+    bot.wait()
+    assert "Only approvers" in bot.responses(token)[-1]["text"]
+
+    def home() -> list[dict[str, object]]:
+        bot.post(*payloads.event({"type": "app_home_opened", "user": APPROVER, "tab": "home"}))
+        bot.wait()
+        return bot.fake.of("views.publish")[-1].view()["blocks"]  # type: ignore[no-any-return]
+
+    view = home()
+    assert "*Waiting for approval (2)*" in _plain(view)
+    assert ActionId.EXTENSION_APPROVE.value in action_ids(view)
+    # Approved from App Home: bought, and App Home shows what still waits.
+    bot.fake.reset()
+    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER, container="home")
+    bot.wait()
+    assert bot.record("R1").extension.status is ExtensionStatus.BOUGHT  # type: ignore[union-attr]
+    (republished,) = bot.fake.of("views.publish")
+    after = republished.view()["blocks"]
+    assert "*Waiting for approval (1)*" in _plain(after)
+    assert ActionId.EXTENSION_APPROVE.value not in action_ids(after)

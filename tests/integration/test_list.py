@@ -30,6 +30,7 @@ def _listed(bot: BotUnderTest, text: str, user: str = REQUESTER) -> tuple[list[s
     bot.wait()
     (answer,) = bot.responses(token)
     blocks = answer.get("blocks", [])
+    assert len(blocks) <= 50  # Slack's limit for a message
     for block in blocks:
         assert len(block.get("text", {}).get("text", "")) <= 3000  # Slack's section limit
     shown = json.dumps(blocks, ensure_ascii=False) + answer.get("text", "")
@@ -65,11 +66,15 @@ def test_ids_made_in_the_same_second_list_by_number(make_bot) -> None:  # type: 
 def test_what_waits_for_an_approver_is_all_reachable(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot: BotUnderTest = make_bot()
     _store_requests(bot, 25, State.PENDING_APPROVAL)
+    # Each with its Approve and Reject buttons: ten a page, inside a message's 50 blocks.
     ids, shown = _listed(bot, "list", APPROVER)
-    assert ids == [f"R{n}" for n in range(1, 21)]
-    assert "5 more: `/gpu list waiting 2` shows the next 5." in shown
+    assert ids == [f"R{n}" for n in range(1, 11)]
+    assert shown.count('"gpu_approve"') == 10
+    assert "15 more: `/gpu list waiting 2` shows the next 10." in shown
     ids, _ = _listed(bot, "list waiting 2", APPROVER)
-    assert ids == [f"R{n}" for n in range(21, 26)]
+    assert ids == [f"R{n}" for n in range(11, 21)]
+    ids, shown = _listed(bot, "list waiting 3", APPROVER)
+    assert ids == [f"R{n}" for n in range(21, 26)] and "more" not in shown
 
 
 def test_a_bad_page_gets_the_usage(make_bot) -> None:  # type: ignore[no-untyped-def]
