@@ -191,6 +191,7 @@ def build_services(
         warn_before_end=settings.remind_before_expiry,
     )
     deploys.register(jobs)
+    store.follow(deploys.jobs_for_change)
     return Wiring(
         settings=settings,
         clock=clock,

@@ -105,7 +105,13 @@ def progress(d: Deployment) -> Message:
     if d.failure:
         blocks.append(_section(f"*Why:* {esc(d.failure)}"))
     if d.costs:
-        blocks.append(_section("*Cost per model*\n" + "\n".join(cost_lines(d))))
+        # Gone: what it cost per hour while it stood, not what it costs now (nothing).
+        title = (
+            "*Cost per model*"
+            if d.state is not DeployState.DELETED
+            else ("*Cost per model, while it ran* (nothing is billed for it now)")
+        )
+        blocks.append(_section(title + "\n" + "\n".join(cost_lines(d))))
     if d.state in (DeployState.IN_SERVICE, DeployState.FAILED):
         blocks.append(cleanup_button(d))
     return Message(headline(d), blocks)

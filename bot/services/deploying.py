@@ -94,10 +94,22 @@ class PlanEndJob(_Payload):
     ended: bool
 
 
+class RequestCleanedJob(_Payload):
+    """A request was cleaned up (nothing tagged for it is left in AWS): its deployments
+    that still say they hold an endpoint are looked at again."""
+
+    request: str
+
+
 DEPLOY = JobKind("deploy", DeploymentJob)
 UNDEPLOY = JobKind("undeploy", DeploymentJob)
 PLAN_END = JobKind("deploy-plan-end", PlanEndJob)
-KINDS = (DEPLOY, UNDEPLOY, PLAN_END)
+GONE = JobKind("deploy-gone", RequestCleanedJob)
+KINDS = (DEPLOY, UNDEPLOY, PLAN_END, GONE)
+# States that say an endpoint stands, whose deploy job is done: when AWS has nothing
+# tagged for the deployment any more (the request's cleanup removed it, or someone did),
+# the record says so. Deploying and deleting ones are their jobs' to settle.
+STANDING = frozenset({DeployState.IN_SERVICE, DeployState.FAILED})
 MODELS_KEPT = timedelta(hours=1)  # ListModels as the deploy form was opened
 DEFAULT_WARNING = timedelta(hours=24)  # before the plan ends, when no lead is configured
 # Deleting in this order never trips over a dependency (components live on the endpoint,
@@ -189,6 +201,23 @@ class DeployService:
         jobs.register(DEPLOY, lambda job: self.run_deploy(job.deployment))
         jobs.register(UNDEPLOY, lambda job: self.run_undeploy(job.deployment))
         jobs.register(PLAN_END, self.run_plan_end)
+        jobs.register(GONE, lambda job: self.settle_request(job.request))
+
+    def jobs_for_change(
+        self, old: CapacityRecord | None, new: CapacityRecord
+    ) -> tuple[list[Job], list[str]]:
+        """Told of every request saved (the store's follower): a request cleaned up means
+        its deployments' endpoints are gone too (they carry its tag); a job records it."""
+        cleaned = new.state is State.CLEANED_UP and (old is None or old.state is not new.state)
+        if not cleaned:
+            return [], []
+        payload = RequestCleanedJob(request=new.id)
+        return [GONE.job(new.id, self.clock.now(), payload)], []
+
+    def settle_request(self, request_id: str) -> None:
+        """The `deploy-gone` job: each standing deployment of the request, settled."""
+        for d in self.deployments.deployments_of(request_id):
+            self._settle_if_gone(d)
 
     # --- what can be deployed ----------------------------------------------------------
 
@@ -665,10 +694,49 @@ class DeployService:
     def of_request(self, request_id: str) -> list[Deployment]:
         return self.deployments.deployments_of(request_id)
 
+    def _settle_if_gone(self, d: Deployment) -> Deployment:
+        """A standing deployment with nothing tagged for it left in AWS is recorded as
+        cleaned up (its message says so, and App Home stops listing it); else as it is.
+        Raises HostingError when AWS does not answer."""
+        if d.state not in STANDING:
+            return d
+        account, region = d.account, d.region
+        if self.hosting.tagged(account, region, TAG_DEPLOYMENT, d.id):
+            return d
+        if self.hosting.endpoint(account, region, d.endpoint_name) is not None:
+            return d  # there, but not tagged as ours: not ours to call gone
+        gone = tuple(
+            c.model_copy(update={"status": "Deleted", "reason": None}) for c in d.components
+        )
+        done = self._change(
+            d,
+            components=gone,
+            endpoint_status="Deleted",
+            config_exists=False,
+            state=DeployState.DELETED,
+        )
+        self._audit(
+            d.request_id,
+            "undeployed",
+            BOT,
+            f"{d.id}: nothing tagged for it is left (removed with the request's cleanup or "
+            "outside the bot)",
+        )
+        self._show(done)
+        return done
+
     def status(self, deployment_id: str) -> Deployment | None:
-        """The deployment with what AWS says of it now (read only; nothing is saved)."""
+        """The deployment with what AWS says of it now; one whose endpoint is gone from
+        AWS is recorded as cleaned up (nothing else is saved)."""
         d = self.deployments.deployment(deployment_id)
         if d is None or not d.state.live:
+            return d
+        try:
+            d = self._settle_if_gone(d)
+        except HostingError:
+            log.warning("status of %s: AWS did not answer", d.id, exc_info=True)
+            return d
+        if not d.state.live:
             return d
         try:
             endpoint = self.hosting.endpoint(d.account, d.region, d.endpoint_name)

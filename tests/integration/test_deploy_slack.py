@@ -253,3 +253,70 @@ def test_app_home_lists_the_endpoints_until_they_are_cleaned_up(make_bot) -> Non
     bot.click(ActionId.DEPLOY_CLEANUP.value, d.id, REQUESTER)
     assert run_until(bot, d.id, DeployState.DELETED).state is DeployState.DELETED
     assert "Your endpoints" not in home()
+
+
+def test_an_endpoint_gone_with_the_requests_cleanup_shows_as_cleaned_up_everywhere(
+    make_bot,
+) -> None:  # type: ignore[no-untyped-def]
+    from tests import slack_payloads as payloads
+
+    bot = make_bot()
+    request_id, d = in_service(bot)
+    end = bot.record(request_id).reservation.end  # type: ignore[union-attr]
+    bot.clock.set(end + timedelta(minutes=5))  # the plan ended under the endpoint
+    bot.wait()
+    bot.clock.set(end + timedelta(hours=1))
+    bot.wait()
+    prompt = [
+        c
+        for c in bot.fake.of("chat.postMessage")
+        if c.args["channel"] == REQUESTER and ActionId.CLEANUP_NOW.value in json.dumps(c.blocks())
+    ]
+    assert prompt, "the cleanup prompt lists the endpoint left on the ended plan"
+    bot.click(ActionId.CLEANUP_NOW.value, request_id, REQUESTER)
+    bot.wait()
+    for _ in range(10):  # the cleanup deletes, then looks again until nothing is left
+        bot.clock.advance(timedelta(minutes=10))
+        bot.wait()
+    assert bot.record(request_id).state.value == "cleaned_up"
+    # Nothing says in service any more, and nothing is billed per hour.
+    gone = bot.services.deploys.get(d.id)
+    assert gone is not None and gone.state is DeployState.DELETED
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    home = json.dumps(bot.fake.of("views.publish")[-1].view())
+    assert "Your endpoints" not in home and "in service" not in home
+    _, token = bot.command(f"status {d.id}")
+    bot.wait()
+    shown = json.dumps(bot.responses(token)[-1]["blocks"])
+    assert "is cleaned up" in shown and "in service" not in shown
+    assert "while it ran" in shown
+    _, token = bot.command(f"status {request_id}")
+    bot.wait()
+    assert f"{d.id}: endpoint `{d.endpoint_name}` cleaned up" in json.dumps(
+        bot.responses(token)[-1]["blocks"]
+    )
+    message = bot.fake.of("chat.update")[-1]
+    assert d.message is not None and message.args["ts"] == d.message.ts
+    assert "is cleaned up" in str(message.text_of_blocks())
+
+
+def test_an_endpoint_deleted_outside_the_bot_is_recorded_gone_when_looked_at(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    _, d = in_service(bot)
+    sm = sagemaker(bot)
+    for c in d.components:
+        sm.delete_inference_component(InferenceComponentName=c.name)
+    for _ in range(5):
+        bot.clock.advance(timedelta(minutes=2))
+        bot.wait()
+    sm.delete_endpoint(EndpointName=d.endpoint_name)
+    for _ in range(5):
+        bot.clock.advance(timedelta(minutes=2))
+        bot.wait()
+    sm.delete_endpoint_config(EndpointConfigName=d.config_name)
+    _, token = bot.command(f"status {d.id}")
+    bot.wait()
+    shown = json.dumps(bot.responses(token)[-1]["blocks"])
+    assert "is cleaned up" in shown and "in service" not in shown
+    assert bot.services.deploys.get(d.id).state is DeployState.DELETED
