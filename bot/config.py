@@ -137,6 +137,12 @@ class Settings(BaseSettings):
         "USD, the most a request can cost, above which it is refused (> 0)",
         default=None,
     )
+    requests_visible: Literal["involved", "all"] = _env(
+        "GPU_BOT_REQUESTS_VISIBLE",
+        "involved (a request's requester and the approvers see it in full with /gpu status, "
+        "others that it exists and its state) or all (everyone sees every request in full)",
+        default="involved",
+    )
     approval_timeout: timedelta = _env(
         "GPU_BOT_APPROVAL_TIMEOUT",
         "how long a request waits for approval, e.g. 24h",

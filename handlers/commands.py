@@ -16,12 +16,20 @@ from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks, mig_plan_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import request_title
-from bot.blocks.requests import PAGE, WAITING_PAGE, list_blocks, status_blocks, waiting_blocks
+from bot.blocks.requests import (
+    PAGE,
+    WAITING_PAGE,
+    list_blocks,
+    status_blocks,
+    status_summary_blocks,
+    waiting_blocks,
+)
 from bot.blocks.text import esc, unescape_slack
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
 from bot.domain.mig import ModelError, UnknownProfile, check_layout, parse_models, plan_layout
 from bot.domain.request import CapacityRequest, IncompleteRequest, RequestDraft
+from bot.domain.visibility import sees_in_full
 from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
@@ -251,11 +259,21 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
         what = f"request {esc(request_id)}" if request_id else "any request of yours"
         talk.show(f"I can't find {what}. `/gpu list` shows yours.")
         return
+    if not _sees_in_full(services, record.requester, talk.interaction.user):
+        talk.show(f"Request {record.id}: {record.state.label}", status_summary_blocks(record))
+        return
     blocks = status_blocks(record, services.queries.history(record.id))
     deployments = services.deploys.of_request(record.id)
     if deployments:
         blocks.append(deployments_block(deployments))
     talk.show(f"Request {record.id}: {record.state.label}", blocks)
+
+
+def _sees_in_full(services: Services, requester: str, user: str) -> bool:
+    if user == requester:
+        return True  # without asking who approves
+    everyone = services.settings.requests_visible == "all"
+    return sees_in_full(requester, user, services.approvals.is_approver(user), everyone)
 
 
 def list_args(rest: str) -> tuple[bool, int] | None:

@@ -11,6 +11,7 @@ from bot.blocks.deploy import headline, refusal_text, status_blocks
 from bot.blocks.deploy_form import DeployFormFill, deploy_form
 from bot.blocks.ids import ActionId, CallbackId
 from bot.blocks.text import esc
+from bot.domain.visibility import sees_in_full
 from bot.services.container import Services
 from bot.services.deploying import DeployOrder, DeployRefused
 from handlers.context import interaction
@@ -89,10 +90,23 @@ def is_deployment_id(text: str) -> bool:
 
 
 def show_deployment(talk: Conversation, services: Services, deployment_id: str) -> None:
-    d = services.deploys.status(deployment_id.upper())
-    if d is None:
+    known = services.deploys.get(deployment_id.upper())
+    if known is None:
         talk.show(f"I can't find deployment {esc(deployment_id)}.")
         return
+    user = talk.interaction.user
+    record = services.queries.get(known.request_id)
+    involved = {known.requester, record.requester if record else known.requester}
+    everyone = services.settings.requests_visible == "all"
+    is_approver = user not in involved and services.approvals.is_approver(user)
+    if not (user in involved or sees_in_full(known.requester, user, is_approver, everyone)):
+        text = (
+            f"Deployment *{known.id}* of {esc(known.request_id)} is {known.state.label}. Only "
+            "its requester and the approvers see its details."
+        )
+        talk.show(text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}])
+        return
+    d = services.deploys.status(known.id) or known
     talk.show(headline(d), status_blocks(d, services.clock.now()))
 
 

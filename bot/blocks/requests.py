@@ -273,6 +273,17 @@ def list_blocks(
     return blocks
 
 
+def status_summary_blocks(record: CapacityRecord) -> list[Block]:
+    """What someone who is neither its requester nor an approver sees of a request: that
+    it exists, and its state."""
+    icon = STATE_ICONS[record.state]
+    text = (
+        f"{icon} Request *{record.id}* is {record.state.label}. Only its requester and the "
+        "approvers see its details."
+    )
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+
+
 def status_blocks(record: CapacityRecord, history: list[AuditEntry]) -> list[Block]:
     blocks = request_card(record, with_buttons=False)
     if history:

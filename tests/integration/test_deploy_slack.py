@@ -320,3 +320,13 @@ def test_an_endpoint_deleted_outside_the_bot_is_recorded_gone_when_looked_at(mak
     shown = json.dumps(bot.responses(token)[-1]["blocks"])
     assert "is cleaned up" in shown and "in service" not in shown
     assert bot.services.deploys.get(d.id).state is DeployState.DELETED
+
+
+def test_a_deployments_status_is_shown_in_full_only_to_those_involved(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    _, d = in_service(bot)
+    _, token = bot.command(f"status {d.id}", user=OUTSIDER)
+    bot.wait()
+    shown = json.dumps(bot.responses(token)[-1]["blocks"])
+    assert f"Deployment *{d.id}*" in shown and "in service" in shown
+    assert d.endpoint_name not in shown and "Cost per model" not in shown

@@ -258,3 +258,32 @@ def test_pending_extensions_wait_in_the_list_and_in_app_home_with_their_buttons(
     after = republished.view()["blocks"]
     assert "*Waiting for approval (1)*" in _plain(after)
     assert ActionId.EXTENSION_APPROVE.value not in action_ids(after)
+
+
+# --- who sees a request -----------------------------------------------------------------------
+
+
+def test_status_shows_a_request_in_full_to_its_requester_and_the_approvers_only(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_slack_flow import submitted
+    from tests.slack_harness import APPROVER, OUTSIDER
+
+    bot: BotUnderTest = make_bot()
+    request_id = submitted(bot, REQUEST, reason="secret launch")
+
+    def status(user: str) -> str:
+        _, token = bot.command(f"status {request_id}", user=user)
+        bot.wait()
+        return _plain(bot.responses(token)[-1]["blocks"])
+
+    for who in (REQUESTER, APPROVER):
+        full = status(who)
+        assert "secret launch" in full and "$4,983.55" in full and "submitted by" in full
+    limited = status(OUTSIDER)
+    assert f"Request *{request_id}* is pending approval" in limited
+    for detail in ("secret launch", "$4,983.55", "p5.48xlarge", "<@U0REQUESTER>", "submitted by"):
+        assert detail not in limited
+    # A workspace that shows every request to everyone.
+    everyone: BotUnderTest = make_bot(requests_visible="all")
+    _, token = everyone.command(f"status {request_id}", user=OUTSIDER)
+    everyone.wait()
+    assert "secret launch" in _plain(everyone.responses(token)[-1]["blocks"])
