@@ -20,7 +20,7 @@ START, END = "<!-- example:start -->\n", "<!-- example:end -->"
 # The sandbox clock at the start: the quote, the deadline and the offerings follow from it.
 CLOCK = datetime(2026, 11, 30, 5, 8, tzinfo=UTC)
 SCRIPT = [
-    '/gpu reserve 2x p5.48xlarge 3d from 2026-12-14 ec2 util=90% reason="launch load test"',
+    '/gpu reserve 2x p5.48xlarge 3d from tomorrow ec2 util=90% reason="launch load test"',
     "press 1",  # Submit for approval…
     "",  # the recommended option
     "",  # the reason given in the command

@@ -32,7 +32,8 @@ Shell commands:
   help             this text
   quit             leave (also exit, or Ctrl-D)
 In a form: {FORM_HELP}
-  A command typed in a form (/gpu …, press 2, as bob, …) closes it and runs."""
+  A command typed in a form (/gpu …, press 2, as bob, …) closes it and runs.
+A # at the start of a line, or after two spaces, starts a comment (not inside quotes)."""
 
 
 class Session:

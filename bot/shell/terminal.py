@@ -17,6 +17,19 @@ class EndOfInput(Exception):
     """The input ended (Ctrl-D, or the end of a script)."""
 
 
+def without_comment(line: str) -> str:
+    """The line without its comment: a `#` at the start of the line, or after two or more
+    spaces, starts one (outside double quotes), so that a script can say what each line
+    does. What is left may be empty: at a form's question, that is Enter."""
+    quoted = False
+    for i, ch in enumerate(line):
+        if ch in '"“”':
+            quoted = not quoted if ch == '"' else ch == "“"
+        elif ch == "#" and not quoted and (i == 0 or line[max(0, i - 2) : i] == "  "):
+            return line[:i].rstrip()
+    return line
+
+
 class Terminal:
     def __init__(self, stdin: TextIO, stdout: TextIO, interactive: bool, color: bool) -> None:
         self.stdin = stdin
@@ -42,7 +55,7 @@ class Terminal:
         if self._given_back:
             line = self._given_back.pop(0)
             self.write(prompt + line)
-            return line
+            return without_comment(line)
         if self.interactive:
             try:
                 line = input(prompt)
@@ -51,13 +64,13 @@ class Terminal:
                 raise EndOfInput from None
             if not remember and line:
                 _forget_last()
-            return line
+            return without_comment(line)
         line = self.stdin.readline()
         if not line:
             raise EndOfInput
         line = line.rstrip("\r\n")
-        self.write(prompt + line)
-        return line
+        self.write(prompt + line)  # as typed, comment and all: the transcript reads as the script
+        return without_comment(line)
 
     def give_back(self, line: str) -> None:
         """The next `read` returns `line` again (a piped line that was not the answer to

@@ -145,3 +145,15 @@ def test_long_option_lists_are_packed_without_splitting_an_option() -> None:
     assert all(len(line) <= 96 for line in lines)
     joined = "   ".join(lines)
     assert all(f"{i + 1}) {name}" in joined for i, name in enumerate(many))
+
+
+def test_a_comment_starts_at_a_hash_at_the_start_or_after_two_spaces() -> None:
+    from bot.shell.terminal import without_comment
+
+    assert without_comment("press 1                # Submit") == "press 1"
+    assert without_comment("              # Option: Enter keeps it") == ""  # Enter
+    assert without_comment("# a heading") == ""
+    assert without_comment("ticket #42 is blocking") == "ticket #42 is blocking"
+    assert without_comment('/gpu quote 1x p5.48xlarge 1d reason="a  # b"  # c') == (
+        '/gpu quote 1x p5.48xlarge 1d reason="a  # b"'
+    )

@@ -1,0 +1,34 @@
+"""The README's walkthroughs, run in `gpu-bot shell` exactly as the README writes them,
+on whatever day the test runs: what they promise must happen."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.integration.test_shell import run_shell
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def walkthrough() -> str:
+    block = README.split("<!-- walkthrough:start -->", 1)[1].split("<!-- walkthrough:end -->")[0]
+    (script,) = re.findall(r"```\n(.*?)```", block, re.S)
+    return str(script)
+
+
+def test_the_deploy_walkthrough_works_as_written_whatever_the_date(tmp_path: Path) -> None:
+    script = walkthrough()
+    assert "from tomorrow" in script and not re.search(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}", script)
+    out = run_shell(script, tmp_path)
+    assert "Submitted R1" in out
+    assert ":white_check_mark: *Approved* · approved by @alice" in out
+    assert "[2] Deploy an endpoint" in out  # the plan is active after `clock +36h`
+    assert "Deployment D1 started: endpoint `gpu-r1-ep1` on R1" in out
+    assert "Deployment D1 of R1: endpoint `gpu-r1-ep1` is in service" in out
+    before_cleanup, after_cleanup = out.split("you> /gpu cleanup D1", 1)
+    assert "Endpoint `gpu-r1-ep1`: InService" in before_cleanup.split("you> /gpu status D1")[1]
+    final = after_cleanup.split("you> /gpu status D1", 1)[1]
+    assert "is cleaned up" in final
+    assert "Endpoint configuration `gpu-r1-ep1`: deleted" in final
+    assert "Traceback" not in out and "is a command, not an answer" not in out
