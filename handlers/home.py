@@ -9,14 +9,15 @@ from slack_sdk import WebClient
 
 from bot.blocks.home import home_view
 from bot.services.container import Services
+from handlers.context import INTERACTION
 from handlers.conversation import conversation
 
 
 def register(app: App, services: Services) -> None:
     @app.event("app_home_opened")
     def home_opened(event: dict[str, Any], context: BoltContext, client: WebClient) -> None:
-        if event.get("tab", "home") != "home":
-            return
+        if event.get("tab", "home") != "home" or context.get(INTERACTION) is None:
+            return  # another tab, or nobody to show it to (the front refuses such a body)
         talk = conversation(context)
         # Nobody asked for anything: a failure is logged, not told.
         talk.later(publish_home, services, client, talk.interaction.user, tell_failure=False)

@@ -271,6 +271,22 @@ MALFORMED = {
     "list where the payload object belongs": (_payload([1, 2]), FORM),
     "list where the view state belongs": (_view(state=[]), FORM),
     "event that is a list": ("[]", "application/json"),
+    "app_home_opened with a null user": payloads.event({"type": "app_home_opened", "user": None}),
+    "app_home_opened with an integer user": payloads.event({"type": "app_home_opened", "user": 7}),
+    "app_home_opened without a user": payloads.event({"type": "app_home_opened", "tab": "home"}),
+    "app_home_opened with a list for its tab": payloads.event(
+        {"type": "app_home_opened", "user": "U1", "tab": ["home"]}
+    ),
+    "another event with an integer user": payloads.event({"type": "message", "user": 7}),
+    "authorizations that is text": (
+        json.dumps(
+            {
+                **json.loads(payloads.event({"type": "app_home_opened", "user": "U1"})[0]),
+                "authorizations": "x",
+            }
+        ),
+        "application/json",
+    ),
 }
 
 

@@ -118,6 +118,15 @@ def _depth(data: Any) -> int:
     return deepest
 
 
+# The events the app subscribes to (manifest.yml), with the fields their listeners read:
+# (name, type, required). Slack sends them so; a body that does not gets a 400.
+EVENT_FIELDS: dict[str, tuple[tuple[str, type, bool], ...]] = {
+    "app_home_opened": (("user", str, True), ("tab", str, False), ("channel", str, False)),
+}
+# The envelope's fields Bolt reads to route and authorize an event.
+_ENVELOPE_TEXT = ("team_id", "api_app_id", "event_id", "enterprise_id", "context_team_id")
+
+
 def _bad_event(data: dict[str, Any]) -> Refusal | None:
     kind = data.get("type")
     if kind == "url_verification":
@@ -126,8 +135,32 @@ def _bad_event(data: dict[str, Any]) -> Refusal | None:
         event = data.get("event")
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             return _bad("event_callback without an event object")
-        return None
+        for key in _ENVELOPE_TEXT:
+            if not isinstance(data.get(key, ""), str | None):
+                return _bad(f"event_callback {key} is not text")
+        authorizations = data.get("authorizations", [])
+        if not isinstance(authorizations, list) or not all(
+            isinstance(a, dict) for a in authorizations
+        ):
+            return _bad("event_callback authorizations is not a list of objects")
+        return _bad_event_fields(event)
     return _bad(f"unknown event envelope type {str(kind)[:40]!r}")
+
+
+def _bad_event_fields(event: dict[str, Any]) -> Refusal | None:
+    """Every field a listener reads, of the type Slack sends (before any listener runs)."""
+    kind = str(event["type"])[:40]
+    for name, wanted, required in EVENT_FIELDS.get(event["type"], ()):
+        value = event.get(name)
+        if value is None and not required and name not in event:
+            continue
+        if not isinstance(value, wanted) or (required and not value):
+            return _bad(f"{kind} event without a {name} that is {wanted.__name__}")
+    # Any other event names its user by id or, in some kinds, as an object.
+    user = event.get("user", "")
+    if not isinstance(user, str | dict):
+        return _bad(f"{kind} event with a user that is neither an id nor an object")
+    return None
 
 
 def _bad_interaction(data: dict[str, Any]) -> Refusal | None:
