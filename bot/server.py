@@ -401,7 +401,8 @@ def _safe(check: HealthCheck) -> bool:
 
 
 # Waitress, per worker process. Slow or idle connections cost a socket, not a thread;
-# this many may be open at once (the container's open-file limit must allow it).
+# this many may be open at once, and bot.http_guard's reserve past it (the container's
+# open-file limit must allow both).
 CONNECTION_LIMIT = 1000
 # A connection that sends nothing for this long is closed.
 CHANNEL_TIMEOUT = 30

@@ -3,6 +3,8 @@
 Gunicorn forks, supervises and restarts the worker processes; waitress serves in each:
 its one I/O thread reads every connection without blocking and hands a worker thread
 only a complete request, so clients that send slowly cost a socket each, not a thread.
+Its server and channels are guarded (bot.http_guard) so that slow sockets cannot crowd
+out signed requests, and a refused body is answered before the connection closes.
 """
 
 from __future__ import annotations
@@ -13,26 +15,42 @@ from typing import Any
 
 from gunicorn.workers.base import Worker
 from waitress import wasyncore
-from waitress.server import BaseWSGIServer, create_server
+from waitress.adjustments import Adjustments
+from waitress.server import BaseWSGIServer
+from waitress.task import ThreadedTaskDispatcher
 
 from bot.adapters.slack.inbound import MAX_BODY_BYTES
+from bot.http_guard import GuardedServer
 from bot.server import CHANNEL_TIMEOUT, CONNECTION_LIMIT
 
 
 class WaitressWorker(Worker):  # type: ignore[misc]
     def run(self) -> None:
         socket_map: dict[int, Any] = {}
-        server = create_server(
-            self.wsgi,
-            map=socket_map,
-            sockets=[listener.sock for listener in self.sockets],
+        sockets = [listener.sock for listener in self.sockets]
+        adj = Adjustments(
+            sockets=sockets,
             threads=self.cfg.threads,
             connection_limit=CONNECTION_LIMIT,
             channel_timeout=CHANNEL_TIMEOUT,
+            cleanup_interval=1,  # the guard's deadlines are looked at every second
             max_request_body_size=MAX_BODY_BYTES,
             expose_tracebacks=False,
             ident="gpu-bot",
         )
+        tasks = ThreadedTaskDispatcher()  # the worker threads every server hands requests to
+        tasks.set_thread_count(adj.threads)
+        for sock in sockets:
+            # Each registers itself in the socket map, as waitress's create_server does.
+            GuardedServer(
+                self.wsgi,
+                socket_map,
+                _sock=sock,
+                dispatcher=tasks,
+                adj=adj,
+                bind_socket=False,
+                sockinfo=(sock.family, sock.type, sock.proto, sock.getsockname()),
+            )
         while self.alive and self.ppid == os.getppid():
             self.notify()  # tells the arbiter this process is alive
             wasyncore.loop(timeout=0.5, map=socket_map, use_poll=True, count=1)
@@ -44,7 +62,7 @@ class WaitressWorker(Worker):  # type: ignore[misc]
         while _busy(socket_map) and time.monotonic() < deadline:
             self.notify()
             wasyncore.loop(timeout=0.2, map=socket_map, use_poll=True, count=1)
-        server.task_dispatcher.shutdown(cancel_pending=True, timeout=2)
+        tasks.shutdown(cancel_pending=True, timeout=2)
         wasyncore.close_all(socket_map)
 
 

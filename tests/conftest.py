@@ -44,8 +44,10 @@ def sdk_retry_pauses(monkeypatch: pytest.MonkeyPatch) -> RetryPauses:
 
 
 def free_port() -> int:
+    """A port nothing uses on any address (serve binds 0.0.0.0): one free on 127.0.0.1
+    alone may still be held on 127.0.0.2 by a test's many client connections."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("0.0.0.0", 0))
         return int(s.getsockname()[1])
 
 

@@ -219,3 +219,18 @@ def test_a_pool_thread_carries_no_log_fields_from_the_request_it_served_before()
     pool = _Pool(1, "test-fields")  # one thread: the second call runs where the first did
     assert _Call(lambda: set_fields(slack_user="U0BEFORE", request_id="R1"), pool).wait(5) is None
     assert _Call(context, pool).wait(5) == {}
+
+
+def test_a_first_look_tells_a_whole_request_from_part_of_one() -> None:
+    from bot.http_guard import request_arrived
+
+    head = b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+    assert request_arrived(b"") is None  # nothing sent yet
+    assert request_arrived(head[:20]) is False  # the headers are not all in
+    assert request_arrived(head + b"ab") is False  # nor the body
+    assert request_arrived(head + b"abcde") is True
+    signed = head.replace(
+        b"Host: x", b"Host: x\r\nX-Slack-Signature: v0=1\r\nX-Slack-Request-Timestamp: 1"
+    )
+    assert request_arrived(signed + b"ab") is True  # a large signed body may still be coming
+    assert request_arrived(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") is True
