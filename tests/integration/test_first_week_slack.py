@@ -167,7 +167,7 @@ def test_after_an_extension_every_place_shows_the_new_window_and_the_total_paid(
     bot.wait()
     bot.click(ActionId.EXTEND.value, extend_value(bot), REQUESTER)
     bot.wait()
-    bot.click(ActionId.EXTENSION_APPROVE.value, f"{request_id}|1", APPROVER)
+    bot.approve(f"{request_id}|1", APPROVER, action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     record = bot.record(request_id)
     assert record.extension is not None and record.extension.status is ExtensionStatus.BOUGHT
@@ -251,7 +251,7 @@ def test_pending_extensions_wait_in_the_list_and_in_app_home_with_their_buttons(
     assert ActionId.EXTENSION_APPROVE.value in action_ids(view)
     # Approved from App Home: bought, and App Home shows what still waits.
     bot.fake.reset()
-    bot.click(ActionId.EXTENSION_APPROVE.value, "R1|1", APPROVER, container="home")
+    bot.approve("R1|1", APPROVER, container="home", action_id=ActionId.EXTENSION_APPROVE.value)
     bot.wait()
     assert bot.record("R1").extension.status is ExtensionStatus.BOUGHT  # type: ignore[union-attr]
     (republished,) = bot.fake.of("views.publish")

@@ -34,11 +34,13 @@ def test_what_follows_an_extensions_approval_shows_at_once(tmp_path: Path) -> No
         "as you",
         "press 1",  # Extend
         "as alice",
-        "press 1",  # approve the extension
+        "press 1",  # approve the extension: its amount is put to her
+        "y",
         "whoami",
     ]
     out = run_shell("\n".join(script) + "\n", tmp_path)
     approved = out.split("alice> press 1")[-1].split("alice> whoami")[0]
+    assert "(y) or" in approved and approved.count("? y\n") == 1
     # The extension is bought and the requester told before anything else is typed, as
     # in Slack; the clock was not moved to get there.
     assert "Approved: extending R1 now." in approved
