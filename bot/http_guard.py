@@ -38,6 +38,12 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
 # From the first byte of a request to its last: Slack's are small and sent at once.
+# Waitress, per worker process. Slow or idle connections cost a socket, not a thread;
+# this many may be open at once, and the reserve below past it (the container's
+# open-file limit must allow both).
+CONNECTION_LIMIT = 1000
+# A connection that sends nothing for this long is closed.
+CHANNEL_TIMEOUT = 30
 REQUEST_SECONDS = 10.0
 # Connections one client address may hold (behind a proxy the proxy is one client: it
 # forwards whole requests, which are being served, and those are never evicted).

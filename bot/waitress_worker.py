@@ -20,8 +20,7 @@ from waitress.server import BaseWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
 from bot.adapters.slack.inbound import MAX_BODY_BYTES
-from bot.http_guard import GuardedServer
-from bot.server import CHANNEL_TIMEOUT, CONNECTION_LIMIT
+from bot.http_guard import CHANNEL_TIMEOUT, CONNECTION_LIMIT, GuardedServer
 
 
 class WaitressWorker(Worker):  # type: ignore[misc]

@@ -168,31 +168,31 @@ def test_which_commands_are_answered_in_their_ack(text: str, pure: bool) -> None
 
 
 def test_a_call_past_its_deadline_answers_none_and_runs_what_follows_when_done() -> None:
-    from bot.server import _Call
+    from bot.dispatch import Call
 
     go = threading.Event()
     followed = threading.Event()
-    slow = _Call(lambda: go.wait(5) and "late")
+    slow = Call(lambda: go.wait(5) and "late")
     assert slow.wait(0.05) is None  # the caller answers without it
     slow.then(followed.set)
     assert not followed.is_set()
     go.set()
     assert followed.wait(5)
-    quick = _Call(lambda: "now")
+    quick = Call(lambda: "now")
     assert quick.wait(5) == "now"
     quick.then(followed.clear)  # already over: runs at once
     assert not followed.is_set()
-    failed = _Call(lambda: 1 / 0)
+    failed = Call(lambda: 1 / 0)
     assert isinstance(failed.wait(5), ZeroDivisionError)
 
 
 def test_the_dispatch_pool_reuses_its_threads_and_stays_within_its_size() -> None:
-    from bot.server import _Call, _Pool
+    from bot.dispatch import Call, Pool
 
-    pool = _Pool(3, "test-pool")
+    pool = Pool(3, "test-pool")
     names: set[str] = set()
     for _ in range(20):  # one after another: one thread serves them all
-        assert _Call(lambda: names.add(threading.current_thread().name), pool).wait(5) is None
+        assert Call(lambda: names.add(threading.current_thread().name), pool).wait(5) is None
     assert len(names) == 1
     release = threading.Event()
     running = threading.Semaphore(0)
@@ -202,7 +202,7 @@ def test_the_dispatch_pool_reuses_its_threads_and_stays_within_its_size() -> Non
         release.wait(5)
         return "done"
 
-    calls = [_Call(block, pool) for _ in range(6)]
+    calls = [Call(block, pool) for _ in range(6)]
     for _ in range(3):
         assert running.acquire(timeout=5)
     assert not running.acquire(timeout=0.2)  # three at once; the rest wait their turn
@@ -213,12 +213,12 @@ def test_the_dispatch_pool_reuses_its_threads_and_stays_within_its_size() -> Non
 
 
 def test_a_pool_thread_carries_no_log_fields_from_the_request_it_served_before() -> None:
+    from bot.dispatch import Call, Pool
     from bot.logs import context, set_fields
-    from bot.server import _Call, _Pool
 
-    pool = _Pool(1, "test-fields")  # one thread: the second call runs where the first did
-    assert _Call(lambda: set_fields(slack_user="U0BEFORE", request_id="R1"), pool).wait(5) is None
-    assert _Call(context, pool).wait(5) == {}
+    pool = Pool(1, "test-fields")  # one thread: the second call runs where the first did
+    assert Call(lambda: set_fields(slack_user="U0BEFORE", request_id="R1"), pool).wait(5) is None
+    assert Call(context, pool).wait(5) == {}
 
 
 def test_a_first_look_tells_a_whole_request_from_part_of_one() -> None:
