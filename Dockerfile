@@ -8,15 +8,18 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies in their own layer: it is rebuilt only when pyproject.toml changes.
+# Dependencies in their own layer: it is rebuilt only when pyproject.toml changes. What
+# `gpu-bot serve` runs: the dependencies and the charts extra (its in-process worker draws
+# the approval card's chart); not the memory extra (it serves on redis://) nor dev.
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml','rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['charts']))" > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
 COPY README.md ./
 COPY bot ./bot
 COPY handlers ./handlers
+COPY aws_sandbox ./aws_sandbox
 RUN pip install --no-deps . && rm -rf build *.egg-info
 
 RUN useradd --create-home --uid 10001 gpubot

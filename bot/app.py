@@ -25,7 +25,7 @@ from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.calls import set_call_observer
-from bot.adapters.charts.png import render_png_apart
+from bot.adapters.charts.png import charts_installed, render_png_apart
 from bot.adapters.clock import SystemClock
 from bot.adapters.metrics.prometheus import PrometheusMetrics
 from bot.adapters.metrics.prometheus import render as render_metrics
@@ -103,12 +103,12 @@ def build_services(
     notifier: Notifier | None = None,
     accounts: AccountClients | None = None,
     purchaser: Purchaser | None = None,
-    chart_renderer: ChartRenderer = render_png_apart,
+    chart_renderer: ChartRenderer | None = render_png_apart,
 ) -> Wiring:
     """`accounts`: the AWS clients of each account and region (default: live or sandbox
     by settings), shared by every flow so that what one buys, the others see.
     `chart_renderer` draws the cost chart (default: in a child process, so no bot process
-    ever imports matplotlib)."""
+    ever imports matplotlib; None, or matplotlib not installed: no chart)."""
     clock = clock or SystemClock()
     catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
@@ -144,6 +144,9 @@ def build_services(
     timeout = max(1, round(settings.slack_timeout.total_seconds()))
     poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
     once = OnceOnly(store, poster, clock, settle=settings.delivery_settle, files=poster)
+    if chart_renderer is render_png_apart and not charts_installed():
+        log.warning("cost charts are off: matplotlib is not installed (gpu-bot[charts])")
+        chart_renderer = None
     notifications = NotificationService(store, once, clock, approval_channel, chart_renderer)
     jobs = JobRegistry()
     notifications.register(jobs)

@@ -7,6 +7,7 @@ it accepts (`ConfigError`).
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 from datetime import timedelta
@@ -285,6 +286,16 @@ class Settings(BaseSettings):
         if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
             raise ValueError("not an http(s) URL")
         return value if value.endswith("/") else value + "/"
+
+    @field_validator("redis_url")
+    @classmethod
+    def _memory_needs_fakeredis(cls, value: str) -> str:
+        if value.startswith("memory://") and importlib.util.find_spec("fakeredis") is None:
+            raise ValueError(
+                "memory:// needs the in-process server: pip install 'gpu-bot[memory]' "
+                "(or use redis://)"
+            )
+        return value
 
     @field_validator("redis_url")
     @classmethod

@@ -169,3 +169,20 @@ def test_serving_a_request_does_not_import_matplotlib(redis_url: str, namespace:
         "after the acks: False",
         "after the jobs: False 1",
     ]
+
+
+def test_without_matplotlib_the_card_goes_out_without_its_chart(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import bot.app
+    from bot.app import build_services
+    from bot.config import load_settings
+
+    monkeypatch.setattr(bot.app, "charts_installed", lambda: False)
+    with caplog.at_level("WARNING", logger="bot.app"):
+        services = build_services(load_settings(REDIS_URL="memory://"))
+    try:
+        assert services.notifications.charts is None
+        assert any("gpu-bot[charts]" in r.getMessage() for r in caplog.records)
+    finally:
+        services.close()

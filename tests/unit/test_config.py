@@ -113,3 +113,19 @@ def test_a_spending_limit_that_is_not_a_finite_number_is_refused(
         load_settings()
     assert name in str(info.value)
     assert "finite" in str(info.value)
+
+
+def test_memory_without_its_extra_is_one_clear_start_up_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "fakeredis" else real(name, *a),
+    )
+    with pytest.raises(ConfigError, match=r"REDIS_URL.*gpu-bot\[memory\]"):
+        load_settings(REDIS_URL="memory://")
+    assert load_settings(REDIS_URL="redis://127.0.0.1:6379/0").redis_url.startswith("redis://")

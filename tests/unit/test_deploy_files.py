@@ -52,3 +52,16 @@ def test_dockerfile_runs_as_non_root_with_a_health_check() -> None:
     deps = next(i for i, line in enumerate(lines) if "pip install -r" in line)
     source = next(i for i, line in enumerate(lines) if line.startswith("COPY bot"))
     assert deps < source
+
+
+def test_the_image_installs_what_serve_runs_and_carries_every_package() -> None:
+    import tomllib
+
+    text = (ROOT / "Dockerfile").read_text()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    packages = {"bot", "handlers", "aws_sandbox"}
+    assert all(f"COPY {p} ./{p}" in text for p in packages)
+    # The charts extra (serve's worker draws the card's chart), not memory:// nor dev.
+    assert "['optional-dependencies']['charts']" in text
+    assert "matplotlib" not in " ".join(project["dependencies"])
+    assert "fakeredis" not in " ".join(project["dependencies"])

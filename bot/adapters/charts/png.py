@@ -111,6 +111,13 @@ def render_png(chart: CostChart) -> bytes:
     return out.getvalue()
 
 
+def charts_installed() -> bool:
+    """Whether matplotlib (the `charts` extra) is there to draw with."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def render_png_apart(chart: CostChart, timeout: float = CHILD_TIMEOUT_S) -> bytes:
     """`render_png(chart)`, drawn in a child process that exits afterwards."""
     argv = [sys.executable, "-m", "bot.adapters.charts.png"]
