@@ -9,6 +9,7 @@ from slack_sdk import WebClient
 
 from bot.blocks.deploy import headline, refusal_text, status_blocks
 from bot.blocks.deploy_form import DeployFormFill, deploy_form
+from bot.blocks.elements import section
 from bot.blocks.ids import ActionId, CallbackId
 from bot.blocks.text import esc
 from bot.domain.visibility import sees_in_full
@@ -104,7 +105,7 @@ def show_deployment(talk: Conversation, services: Services, deployment_id: str) 
             f"Deployment *{known.id}* of {esc(known.request_id)} is {known.state.label}. Only "
             "its requester and the approvers see its details."
         )
-        talk.show(text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}])
+        talk.show(text, [section(text)])
         return
     d = services.deploys.status(known.id) or known
     talk.show(headline(d), status_blocks(d, services.clock.now()))

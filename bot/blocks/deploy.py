@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from bot.blocks.elements import actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.reminders import Message
-from bot.blocks.text import clip, esc, user, when
+from bot.blocks.text import esc, user, when
 from bot.domain.comparison import OptionKind
 from bot.domain.deployment import Refusal
 from bot.domain.deployment.record import Deployment, DeployState
@@ -28,14 +29,6 @@ _ICONS = {
     DeployState.DELETING: ":wastebasket:",
     DeployState.DELETED: ":broom:",
 }
-
-
-def _section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}
-
-
-def _context(text: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, 3000)}]}
 
 
 def headline(d: Deployment) -> str:
@@ -95,15 +88,15 @@ def progress(d: Deployment) -> Message:
     """The one message that follows a deployment from queued to in service (or failed)."""
     layout = " + ".join(d.layout) + " per GPU" if d.layout else "whole GPUs"
     blocks: list[Block] = [
-        _section(headline(d)),
-        _context(
+        section(headline(d)),
+        context(
             f"{d.instance_count}x {esc(d.instance_type)} on training plan "
             f"`{esc(d.plan_arn)}` · {esc(layout)} · {esc(d.region)}"
         ),
-        _section("\n".join(steps(d))),
+        section("\n".join(steps(d))),
     ]
     if d.failure:
-        blocks.append(_section(f"*Why:* {esc(d.failure)}"))
+        blocks.append(section(f"*Why:* {esc(d.failure)}"))
     if d.costs:
         # Gone: what it cost per hour while it stood, not what it costs now (nothing).
         title = (
@@ -111,36 +104,24 @@ def progress(d: Deployment) -> Message:
             if d.state is not DeployState.DELETED
             else ("*Cost per model, while it ran* (nothing is billed for it now)")
         )
-        blocks.append(_section(title + "\n" + "\n".join(cost_lines(d))))
+        blocks.append(section(title + "\n" + "\n".join(cost_lines(d))))
     if d.state in (DeployState.IN_SERVICE, DeployState.FAILED):
         blocks.append(cleanup_button(d))
     return Message(headline(d), blocks)
 
 
 def cleanup_button(d: Deployment) -> Block:
-    return {
-        "type": "actions",
-        "block_id": f"deploy-cleanup:{d.id}",
-        "elements": [
-            {
-                "type": "button",
-                "text": {"type": "plain_text", "text": "Clean up"},
-                "style": "danger",
-                "action_id": ActionId.DEPLOY_CLEANUP.value,
-                "value": d.id,
-                "confirm": {
-                    "title": {"type": "plain_text", "text": "Delete the endpoint?"},
-                    "text": {
-                        "type": "mrkdwn",
-                        "text": f"Deletes `{esc(d.endpoint_name)}`, its components and its "
-                        "configuration.",
-                    },
-                    "confirm": {"type": "plain_text", "text": "Delete"},
-                    "deny": {"type": "plain_text", "text": "Keep"},
-                },
-            }
-        ],
-    }
+    clean = button("Clean up", ActionId.DEPLOY_CLEANUP, d.id, "danger")
+    return actions(
+        f"deploy-cleanup:{d.id}",
+        confirmed(
+            clean,
+            "Delete the endpoint?",
+            f"Deletes `{esc(d.endpoint_name)}`, its components and its configuration.",
+            yes="Delete",
+            no="Keep",
+        ),
+    )
 
 
 def status_blocks(d: Deployment, now: datetime) -> list[Block]:
@@ -153,7 +134,7 @@ def status_blocks(d: Deployment, now: datetime) -> list[Block]:
             text = f"Training plan ends {when(d.plan_end)}: {hours // 24} d {hours % 24} h left"
         else:
             text = f"Training plan ended {when(d.plan_end)}: the endpoint has no capacity"
-        message.blocks.insert(2, _context(text))
+        message.blocks.insert(2, context(text))
     return message.blocks
 
 
@@ -174,19 +155,10 @@ def deployable(record: CapacityRecord) -> bool:
 
 def deploy_button(record: CapacityRecord) -> Block:
     """Opens the deploy form with this plan chosen."""
-    return {
-        "type": "actions",
-        "block_id": f"deploy-open:{record.id}",
-        "elements": [
-            {
-                "type": "button",
-                "text": {"type": "plain_text", "text": "Deploy an endpoint"},
-                "style": "primary",
-                "action_id": ActionId.DEPLOY_OPEN.value,
-                "value": record.id,
-            }
-        ],
-    }
+    return actions(
+        f"deploy-open:{record.id}",
+        button("Deploy an endpoint", ActionId.DEPLOY_OPEN, record.id, "primary"),
+    )
 
 
 def deployments_block(ds: Sequence[Deployment]) -> Block:
@@ -196,7 +168,7 @@ def deployments_block(ds: Sequence[Deployment]) -> Block:
         f"(`/gpu status {d.id}`)"
         for d in ds
     ]
-    return _context("*Deployments*\n" + "\n".join(lines))
+    return context("*Deployments*\n" + "\n".join(lines))
 
 
 def endpoint_lines(ds: Sequence[Deployment]) -> list[str]:
@@ -231,4 +203,4 @@ def plan_end_message(d: Deployment, end: datetime, *, ended: bool, now: datetime
         )
         ask = "Extend the plan (the Extend button on its reminder) or clean the endpoint up."
     text = f"{head} {ask}"
-    return Message(text, [_section(text), cleanup_button(d)])
+    return Message(text, [section(text), cleanup_button(d)])

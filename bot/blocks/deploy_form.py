@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.blocks.elements import context, input_block, modal, plain, select_option
 from bot.blocks.ids import CallbackId, FormBlock
-from bot.blocks.modals import _input, _modal, _option, _plain
-from bot.blocks.text import clip, esc, when
+from bot.blocks.text import esc, when
 from bot.domain.records import CapacityRecord
 
 View = dict[str, Any]
@@ -48,8 +48,8 @@ def deploy_form(
     metadata: dict[str, str],
     fill: DeployFormFill,
 ) -> View:
-    options = [_option(plan_label(r), r.id) for r in plans[:100]]
-    plan: Block = {"type": "static_select", "options": options, "placeholder": _plain("Plan")}
+    options = [select_option(plan_label(r), r.id) for r in plans[:100]]
+    plan: Block = {"type": "static_select", "options": options, "placeholder": plain("Plan")}
     chosen = next((o for o in options if o["value"] == fill.request_id), None)
     if chosen is not None:
         plan["initial_option"] = chosen
@@ -57,7 +57,7 @@ def deploy_form(
         "type": "plain_text_input",
         "multiline": True,
         "max_length": 2000,
-        "placeholder": _plain("llama-3-8b=18gb x2"),
+        "placeholder": plain("llama-3-8b=18gb x2"),
     }
     if fill.models:
         model_input["initial_value"] = fill.models
@@ -68,7 +68,7 @@ def deploy_form(
         "max_value": "64",
         "initial_value": str(fill.count),
     }
-    layout: Block = {"type": "plain_text_input", "placeholder": _plain("planner's choice")}
+    layout: Block = {"type": "plain_text_input", "placeholder": plain("planner's choice")}
     if fill.layout:
         layout["initial_value"] = fill.layout
     name: Block = {"type": "plain_text_input", "max_length": 63}
@@ -77,16 +77,16 @@ def deploy_form(
     listed = ", ".join(f"`{esc(m)}`" for m in models[:40]) or "_none found_"
     blocks: list[Block] = []
     if fill.note:
-        blocks.append(_context(fill.note))
+        blocks.append(context(fill.note))
     blocks += [
-        _input(
+        input_block(
             FormBlock.DEPLOY_PLAN, "Training plan", plan, hint="Your active plans for endpoints"
         ),
-        _input(FormBlock.DEPLOY_MODELS, "Models", model_input, hint=MODELS_HINT),
-        _context(f"SageMaker models in the plan's account: {listed}"),
-        _input(FormBlock.DEPLOY_COUNT, "Instances", count),
-        _input(FormBlock.DEPLOY_LAYOUT, "MIG layout", layout, optional=True, hint=LAYOUT_HINT),
-        _input(
+        input_block(FormBlock.DEPLOY_MODELS, "Models", model_input, hint=MODELS_HINT),
+        context(f"SageMaker models in the plan's account: {listed}"),
+        input_block(FormBlock.DEPLOY_COUNT, "Instances", count),
+        input_block(FormBlock.DEPLOY_LAYOUT, "MIG layout", layout, optional=True, hint=LAYOUT_HINT),
+        input_block(
             FormBlock.DEPLOY_NAME,
             "Endpoint name",
             name,
@@ -94,8 +94,4 @@ def deploy_form(
             hint="Leave empty for a name made from the request",
         ),
     ]
-    return _modal(CallbackId.DEPLOY, "Deploy an endpoint", "Deploy", blocks, metadata)
-
-
-def _context(text: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, 3000)}]}
+    return modal(CallbackId.DEPLOY, "Deploy an endpoint", "Deploy", blocks, metadata)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.blocks.elements import section
 from bot.domain.grammar import ACCEPTED_FORMS, field_word
 
 EXAMPLE_LEAD = timedelta(days=14)  # examples start two weeks out, so they always work
@@ -46,6 +47,6 @@ def grammar_help() -> str:
 
 def help_blocks(now: datetime) -> list[dict[str, Any]]:
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": usage(now)}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": grammar_help()}},
+        section(usage(now)),
+        section(grammar_help()),
     ]

@@ -7,10 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from bot.blocks.deploy import endpoint_lines
+from bot.blocks.elements import context, section
 from bot.blocks.help import example_request
 from bot.blocks.reminders import extension_card
 from bot.blocks.requests import list_blocks, request_card
-from bot.blocks.text import clip, when
+from bot.blocks.text import when
 from bot.domain.deployment.record import Deployment
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
@@ -56,7 +57,7 @@ def home_view(
         pending = [*(waiting or []), *extensions]
         blocks.append({"type": "divider"})
         title = f"*Waiting for approval ({len(pending)})*"
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": title}})
+        blocks.append(section(title))
         if not pending:
             note = {"type": "mrkdwn", "text": "Nothing waits for you."}
             blocks.append({"type": "context", "elements": [note]})
@@ -72,18 +73,18 @@ def home_view(
                 f"{len(pending) - MAX_PENDING_CARDS} more: `/gpu list waiting` lists them all, "
                 "a page at a time."
             )
-            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
+            blocks.append(context(more))
     return {"type": "home", "blocks": blocks[:100]}
 
 
 def endpoint_blocks(endpoints: Sequence[Deployment]) -> list[dict[str, Any]]:
     if not endpoints:
         return []
-    title = {"type": "section", "text": {"type": "mrkdwn", "text": "*Your endpoints*"}}
+    title = section("*Your endpoints*")
     lines = endpoint_lines(endpoints[:20])
     if len(endpoints) > 20:
         lines.append(f"… and {len(endpoints) - 20} more")
-    body = {"type": "section", "text": {"type": "mrkdwn", "text": clip("\n".join(lines), 2900)}}
+    body = section("\n".join(lines))
     return [title, body, {"type": "divider"}]
 
 
@@ -109,6 +110,6 @@ def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:
             f"*{item.record.id}* {item.instances}x {item.instance_type}{kind} "
             f"{when(w.start)} → {when(w.end)} · *{timing}* · {upcoming}"
         )
-    title = {"type": "section", "text": {"type": "mrkdwn", "text": "*Your reservations*"}}
-    body = {"type": "section", "text": {"type": "mrkdwn", "text": clip("\n".join(lines), 2900)}}
+    title = section("*Your reservations*")
+    body = section("\n".join(lines))
     return [title, body, {"type": "divider"}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.blocks.elements import section
 from bot.blocks.text import esc
 from bot.domain.mig import LayoutCheck, Plan
 from bot.domain.words import counted
@@ -16,7 +17,7 @@ def mig_check_blocks(check: LayoutCheck) -> list[dict[str, Any]]:
     if not check.valid:
         problems = "\n".join(f"• {esc(e)}" for e in check.errors)
         text = f":x: *{esc(layout)}* does not work on {title}:\n{problems}"
-        return [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}]
+        return [section(text)]
     counts = ", ".join(f"{n} x {name}" for name, n in check.partitions_by_profile().items())
     lines = [
         f":white_check_mark: *{esc(layout)}* works on {title}",
@@ -28,7 +29,7 @@ def mig_check_blocks(check: LayoutCheck) -> list[dict[str, Any]]:
     ]
     if check.family and check.family.note:
         lines.append(f"_{esc(check.family.note)}_")
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:2900]}}]
+    return [section("\n".join(lines))]
 
 
 def mig_plan_blocks(plan: Plan) -> list[dict[str, Any]]:
@@ -41,7 +42,7 @@ def mig_plan_blocks(plan: Plan) -> list[dict[str, Any]]:
         if plan.suggestions:
             lines.append("*What would:*")
             lines += [f"• {esc(s)}" for s in plan.suggestions]
-        return [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:2900]}}]
+        return [section("\n".join(lines))]
     needs = {m.name: m.memory_gb for m in plan.models}
     lines = [f":white_check_mark: *{esc(' + '.join(check.profiles))}* per GPU on {title}"]
     lines += [
@@ -61,4 +62,4 @@ def mig_plan_blocks(plan: Plan) -> list[dict[str, Any]]:
     lines.append("```" + json.dumps(check.production_variant_fields()) + "```")
     if check.family and check.family.note:
         lines.append(f"_{esc(check.family.note)}_")
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:2900]}}]
+    return [section("\n".join(lines))]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.blocks.ids import ELEMENT, CallbackId, FormBlock
+from bot.blocks.elements import context, input_block, modal, plain, section, select_option
+from bot.blocks.ids import CallbackId, FormBlock
 from bot.blocks.quote import request_title
 from bot.blocks.requests import approval_question
 from bot.blocks.text import clip, esc, usd, when
@@ -22,45 +22,6 @@ View = dict[str, Any]
 Block = dict[str, Any]
 
 
-def _plain(text: str) -> dict[str, str]:
-    return {"type": "plain_text", "text": text}
-
-
-def _option(text: str, value: str) -> dict[str, Any]:
-    return {"text": _plain(clip(text, 75)), "value": value}
-
-
-def _input(
-    block: FormBlock, label: str, element: Block, optional: bool = False, hint: str | None = None
-) -> Block:
-    out: Block = {
-        "type": "input",
-        "block_id": block.value,
-        "label": _plain(label),
-        "element": {**element, "action_id": ELEMENT},
-        "optional": optional,
-    }
-    if hint:
-        out["hint"] = _plain(hint)
-    return out
-
-
-def _modal(
-    callback: CallbackId, title: str, submit: str, blocks: list[Block], metadata: dict[str, str]
-) -> View:
-    return {
-        "type": "modal",
-        "callback_id": callback.value,
-        "title": _plain(title[:24]),
-        "submit": _plain(submit[:24]),
-        "close": _plain("Cancel"),
-        # A request id and a response_url: far below Slack's 3000 characters (and a cut
-        # JSON string would be worse than Slack refusing the view).
-        "private_metadata": json.dumps(metadata),
-        "blocks": blocks,
-    }
-
-
 def reserve_form(
     draft: RequestDraft,
     instance_types: list[str],
@@ -71,14 +32,14 @@ def reserve_form(
 ) -> View:
     """The request form, pre-filled with whatever was parsed. With more than one of
     `accounts` (the default first) it asks which one the request runs in."""
-    type_options = [_option(t, t) for t in instance_types[:100]]
+    type_options = [select_option(t, t) for t in instance_types[:100]]
     type_select: Block = {
         "type": "static_select",
         "options": type_options,
-        "placeholder": _plain("p5.48xlarge"),
+        "placeholder": plain("p5.48xlarge"),
     }
     if draft.instance_type:
-        type_select["initial_option"] = _option(draft.instance_type, draft.instance_type)
+        type_select["initial_option"] = select_option(draft.instance_type, draft.instance_type)
     count: Block = {
         "type": "number_input",
         "is_decimal_allowed": False,
@@ -87,7 +48,7 @@ def reserve_form(
     }
     if draft.count:
         count["initial_value"] = str(draft.count)
-    duration: Block = {"type": "plain_text_input", "placeholder": _plain("3d, 36h or 2w")}
+    duration: Block = {"type": "plain_text_input", "placeholder": plain("3d, 36h or 2w")}
     if draft.duration_hours:
         duration["initial_value"] = render_duration(draft.duration_hours)
     date: Block = {"type": "datepicker"}
@@ -96,14 +57,15 @@ def reserve_form(
         date["initial_date"] = draft.start.strftime("%Y-%m-%d")
         time["initial_time"] = draft.start.strftime("%H:%M")
     env_options = [
-        _option("EC2 or SageMaker", "any"),
-        _option("EC2", "ec2"),
-        _option("SageMaker", "sagemaker"),
+        select_option("EC2 or SageMaker", "any"),
+        select_option("EC2", "ec2"),
+        select_option("SageMaker", "sagemaker"),
     ]
     env_value = draft.environment.value if draft.environment else "any"
-    workload_options = [_option(w.value.capitalize(), w.value) for w in Workload]
+    workload_options = [select_option(w.value.capitalize(), w.value) for w in Workload]
     workload = draft.workload or Workload.TRAINING
-    interruptible_option = _option("The work checkpoints and can restart (Spot is fine)", "yes")
+    restartable = "The work checkpoints and can restart (Spot is fine)"
+    interruptible_option = select_option(restartable, "yes")
     interruptible: Block = {"type": "checkboxes", "options": [interruptible_option]}
     if draft.interruptible:
         interruptible["initial_options"] = [interruptible_option]
@@ -119,25 +81,25 @@ def reserve_form(
         reason["initial_value"] = draft.reason
     blocks: list[Block] = []
     if note:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+        blocks.append(context(note))
     blocks += [
-        _input(FormBlock.COUNT, "Instances", count),
-        _input(FormBlock.INSTANCE_TYPE, "Instance type", type_select),
-        _input(FormBlock.DURATION, "Duration", duration, hint="36h, 3d, 2w (up to 365 days)"),
-        _input(FormBlock.START_DATE, "Start date (UTC)", date),
-        _input(
+        input_block(FormBlock.COUNT, "Instances", count),
+        input_block(FormBlock.INSTANCE_TYPE, "Instance type", type_select),
+        input_block(FormBlock.DURATION, "Duration", duration, hint="36h, 3d, 2w (up to 365 days)"),
+        input_block(FormBlock.START_DATE, "Start date (UTC)", date),
+        input_block(
             FormBlock.START_TIME,
             "Start time (UTC)",
             time,
             optional=True,
             hint="Leave empty for 00:00 UTC",
         ),
-        _input(
+        input_block(
             FormBlock.REGION,
             "Region",
             {"type": "plain_text_input", "initial_value": draft.region or default_region},
         ),
-        _input(
+        input_block(
             FormBlock.ENVIRONMENT,
             "Environment",
             {
@@ -146,23 +108,23 @@ def reserve_form(
                 "initial_option": next(o for o in env_options if o["value"] == env_value),
             },
         ),
-        _input(
+        input_block(
             FormBlock.WORKLOAD,
             "Workload",
             {
                 "type": "static_select",
                 "options": workload_options,
-                "initial_option": _option(workload.value.capitalize(), workload.value),
+                "initial_option": select_option(workload.value.capitalize(), workload.value),
             },
         ),
-        _input(FormBlock.INTERRUPTIBLE, "Interruptions", interruptible, optional=True),
-        _input(
+        input_block(FormBlock.INTERRUPTIBLE, "Interruptions", interruptible, optional=True),
+        input_block(
             FormBlock.UTILIZATION,
             "Expected utilisation (%)",
             util,
             hint="How much of the window the instances will really run",
         ),
-        _input(
+        input_block(
             FormBlock.REASON,
             "Reason for the approvers",
             reason,
@@ -171,7 +133,7 @@ def reserve_form(
         ),
     ]
     if len(accounts) > 1:
-        account_options = [_option(name, name) for name in accounts[:100]]
+        account_options = [select_option(name, name) for name in accounts[:100]]
         chosen = draft.account if draft.account in accounts else accounts[0]
         account: Block = {
             "type": "static_select",
@@ -180,14 +142,14 @@ def reserve_form(
         }
         blocks.insert(
             -1,
-            _input(
+            input_block(
                 FormBlock.ACCOUNT,
                 "AWS account",
                 account,
                 hint="Where it is quoted, bought and tracked (GPU_BOT_ACCOUNTS)",
             ),
         )
-    return _modal(CallbackId.RESERVE_FORM, "Reserve GPUs", "Compare options", blocks, metadata)
+    return modal(CallbackId.RESERVE_FORM, "Reserve GPUs", "Compare options", blocks, metadata)
 
 
 def submit_form(
@@ -210,7 +172,7 @@ def submit_form(
             label += f" · {pick.offering.start:%m-%d %H:%M}{zone}"
         if pick.recommended:
             label += " ★"
-        option = _option(label, pick.value)
+        option = select_option(label, pick.value)
         options.append(option)
         if pick.recommended:
             initial = option
@@ -221,7 +183,7 @@ def submit_form(
         "type": "plain_text_input",
         "multiline": True,
         "max_length": 500,
-        "placeholder": _plain("What is it for, and why now?"),
+        "placeholder": plain("What is it for, and why now?"),
     }
     if record.request.reason:
         reason["initial_value"] = record.request.reason
@@ -230,10 +192,10 @@ def submit_form(
             "type": "section",
             "text": {"type": "mrkdwn", "text": f"*{request_title(record.request)}*"},
         },
-        _input(FormBlock.CHOICE, "Option", select),
-        _input(FormBlock.REASON, "Reason for the approvers", reason),
+        input_block(FormBlock.CHOICE, "Option", select),
+        input_block(FormBlock.REASON, "Reason for the approvers", reason),
     ]
-    return _modal(CallbackId.SUBMIT, "Submit for approval", "Submit", blocks, metadata)
+    return modal(CallbackId.SUBMIT, "Submit for approval", "Submit", blocks, metadata)
 
 
 def approve_form(record: CapacityRecord, metadata: dict[str, str]) -> View:
@@ -245,7 +207,7 @@ def approve_form(record: CapacityRecord, metadata: dict[str, str]) -> View:
             "text": {"type": "mrkdwn", "text": clip(approval_question(record), 3000)},
         }
     ]
-    return _modal(
+    return modal(
         CallbackId.APPROVE, "Approve this purchase?", _approve_label(amount), blocks, metadata
     )
 
@@ -259,9 +221,9 @@ def extension_approve_form(
         f"{render_duration(offer.hours)}, to {when(offer.end)}? It is paid up front and "
         "cannot be cancelled."
     )
-    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": question}}]
+    blocks: list[Block] = [section(question)]
     label = _approve_label(usd(offer.fee_usd))
-    return _modal(CallbackId.EXTENSION_APPROVE, "Approve extension?", label, blocks, metadata)
+    return modal(CallbackId.EXTENSION_APPROVE, "Approve extension?", label, blocks, metadata)
 
 
 def _approve_label(amount: str) -> str:
@@ -286,10 +248,10 @@ def extension_reject_form(request_id: str, offer: ExtensionOffer, metadata: dict
 def _reason_form(callback: CallbackId, title: str, question: str, metadata: dict[str, str]) -> View:
     reason: Block = {"type": "plain_text_input", "multiline": True, "max_length": 500}
     blocks: list[Block] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": question}},
-        _input(FormBlock.REJECT_REASON, "Reason (sent to the requester)", reason),
+        section(question),
+        input_block(FormBlock.REJECT_REASON, "Reason (sent to the requester)", reason),
     ]
-    return _modal(callback, title, "Reject", blocks, metadata)
+    return modal(callback, title, "Reject", blocks, metadata)
 
 
 def deadline_note(record: CapacityRecord) -> str:

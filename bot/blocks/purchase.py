@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.blocks.elements import actions, button, confirmed
 from bot.blocks.ids import ActionId
 from bot.blocks.text import esc, usd, when
 from bot.domain.comparison import OptionKind
@@ -27,35 +28,18 @@ def reservation_line(reservation: Reservation) -> str:
 
 def unknown_buttons(record: CapacityRecord) -> Block:
     """A purchase whose outcome is unknown: a person decides, the bot never re-buys."""
-    return {
-        "type": "actions",
-        "block_id": f"purchase-unknown:{record.id}",
-        "elements": [
-            {
-                "type": "button",
-                "text": {"type": "plain_text", "text": "Check again"},
-                "action_id": ActionId.PURCHASE_CHECK.value,
-                "value": record.id,
-            },
-            {
-                "type": "button",
-                "text": {"type": "plain_text", "text": "Mark failed"},
-                "style": "danger",
-                "action_id": ActionId.PURCHASE_MARK_FAILED.value,
-                "value": record.id,
-                "confirm": {
-                    "title": {"type": "plain_text", "text": "Mark failed?"},
-                    "text": {
-                        "type": "mrkdwn",
-                        "text": "Only if you checked the account and nothing was bought. "
-                        "The bot will not buy it again either way.",
-                    },
-                    "confirm": {"type": "plain_text", "text": "Mark failed"},
-                    "deny": {"type": "plain_text", "text": "Back"},
-                },
-            },
-        ],
-    }
+    mark = button("Mark failed", ActionId.PURCHASE_MARK_FAILED, record.id, "danger")
+    return actions(
+        f"purchase-unknown:{record.id}",
+        button("Check again", ActionId.PURCHASE_CHECK, record.id),
+        confirmed(
+            mark,
+            "Mark failed?",
+            "Only if you checked the account and nothing was bought. "
+            "The bot will not buy it again either way.",
+            yes="Mark failed",
+        ),
+    )
 
 
 def usage(reservation: Reservation) -> str:

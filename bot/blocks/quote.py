@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.blocks.elements import button, section
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
 from bot.domain.approval import SpendingPolicy
@@ -87,17 +88,17 @@ def quote_blocks(
     if r.reason:
         blocks.append(user_text_block("Why:", r.reason))
     if rec.kind is None:
-        blocks.append(_section(f":x: *Nothing fits.* {esc(rec.reasons[0])}"))
+        blocks.append(section(f":x: *Nothing fits.* {esc(rec.reasons[0])}"))
     else:
         best = quote.option(rec.kind)
         lines = [f":star: *Recommended: {rec.kind.label}*, {usd(best.total_usd)}"]
         lines += [f"• {esc(reason)}" for reason in rec.reasons]
-        blocks.append(_section(clip("\n".join(lines), 2900)))
+        blocks.append(section(clip("\n".join(lines), 2900)))
     for warning in rec.warnings:
-        blocks.append(_section(f":warning: {esc(warning)}"))
+        blocks.append(section(f":warning: {esc(warning)}"))
     blocks.append({"type": "divider"})
     for option in quote.options:
-        blocks.append(_section(option_line(option, option.kind is rec.kind, limits)))
+        blocks.append(section(option_line(option, option.kind is rec.kind, limits)))
     blocks.append(
         {
             "type": "context",
@@ -112,11 +113,11 @@ def quote_blocks(
     )
     if request_id and rec.kind is not None:
         refused = over_the_limit(quote, limits) if limits else None
-        buttons = [_button("Cancel", ActionId.CANCEL, request_id)]
+        buttons = [button("Cancel", ActionId.CANCEL, request_id)]
         if refused:
-            blocks.append(_section(f":no_entry: *Cannot be submitted:* {esc(refused)}."))
+            blocks.append(section(f":no_entry: *Cannot be submitted:* {esc(refused)}."))
         else:
-            submit = _button("Submit for approval…", ActionId.SUBMIT_OPEN, request_id, "primary")
+            submit = button("Submit for approval…", ActionId.SUBMIT_OPEN, request_id, "primary")
             buttons.insert(0, submit)
         blocks.append(
             {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": buttons}
@@ -128,19 +129,3 @@ def quote_fallback(quote: Quote) -> str:
     rec = quote.recommendation
     verdict = f"recommended: {rec.kind.label}" if rec.kind else "nothing fits"
     return f"{request_title(quote.request)}: {verdict}"
-
-
-def _section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-
-
-def _button(text: str, action: ActionId, value: str, style: str | None = None) -> Block:
-    button: Block = {
-        "type": "button",
-        "text": {"type": "plain_text", "text": text},
-        "action_id": action.value,
-        "value": value,
-    }
-    if style:
-        button["style"] = style
-    return button

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.blocks.elements import actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, usd, user, when
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind
@@ -23,26 +24,6 @@ MAX_LEFTOVER_LINES = 30  # the rest is summed up in one line
 class Message:
     text: str  # the notification fallback
     blocks: list[Block]
-
-
-def _section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}
-
-
-def _context(text: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, 3000)}]}
-
-
-def _button(text: str, action: ActionId, value: str, style: str | None = None) -> Block:
-    button: Block = {
-        "type": "button",
-        "text": {"type": "plain_text", "text": clip(text, 75)},
-        "action_id": action.value,
-        "value": value,
-    }
-    if style:
-        button["style"] = style
-    return button
 
 
 def _what(reservation: ReservationView) -> str:
@@ -89,7 +70,7 @@ def reminder_message(
         head = f":checkered_flag: Your {what} ({request_id}) ended at {end}."
     if late:
         head += f" _(late: this reminder was due {when(reminder.due)})_"
-    blocks = [_section(head), _context(f"Reservation {where} · {start} → {end}")]
+    blocks = [section(head), context(f"Reservation {where} · {start} → {end}")]
     if kind in (ReminderKind.BEFORE_START, ReminderKind.AT_START):
         hint = usage_hint(
             reservation.kind,
@@ -99,7 +80,7 @@ def reminder_message(
             reservation.instance_type,
             reservation.instances,
         )
-        blocks.append(_section(f"{hint.title}\n```{hint.command}```"))
+        blocks.append(section(f"{hint.title}\n```{hint.command}```"))
     if extension is not None and kind.about_end:
         blocks.append(extend_offer_blocks(request_id, extension))
     blocks += more
@@ -141,7 +122,7 @@ def window_reminder_message(
             "Spot capacity can be interrupted at any time (two minutes' notice): "
             "nothing guarantees it until the end, so keep checkpoints.",
         )
-    blocks = [_section(head), _context("\n".join(lines))]
+    blocks = [section(head), context("\n".join(lines))]
     return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
 
 
@@ -157,7 +138,7 @@ def extend_offer_blocks(request_id: str, offer: ExtensionOffer) -> Block:
                 f"*{usd(offer.fee_usd)}* (needs approval)"
             ),
         },
-        "accessory": _button(
+        "accessory": button(
             f"Extend ({usd(offer.fee_usd)})", ActionId.EXTEND, f"{request_id}|{offer.hours}"
         ),
     }
@@ -173,7 +154,7 @@ def extension_card(
         f"(requested by {user(requester)}) by {offer.hours // 24} d, to {when(offer.end)}, "
         f"for *{usd(offer.fee_usd)}* paid up front (it cannot be cancelled)."
     )
-    blocks = [_section(text)]
+    blocks = [section(text)]
     status = extension.status.value.replace("_", " ")
     line = f"Extension {extension.number}: *{status}*"
     if extension.status is ExtensionStatus.PENDING_APPROVAL:
@@ -184,7 +165,7 @@ def extension_card(
     if extension.reason:
         # AWS's refusal is not bounded and escaping can make it 5x longer: clip first.
         line += f" · {esc(clip(extension.reason, 500))}"
-    blocks.append(_context(line))
+    blocks.append(context(line))
     if with_buttons and extension.status is ExtensionStatus.PENDING_APPROVAL:
         value = f"{request_id}|{extension.number}"
         blocks.append(
@@ -192,8 +173,8 @@ def extension_card(
                 "type": "actions",
                 "block_id": f"extension:{request_id}:{extension.number}",
                 "elements": [
-                    _button("Approve…", ActionId.EXTENSION_APPROVE, value, "primary"),
-                    _button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
+                    button("Approve…", ActionId.EXTENSION_APPROVE, value, "primary"),
+                    button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
                 ],
             }
         )
@@ -241,40 +222,22 @@ def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Messag
     again = f" (reminder {repeat})" if repeat > 1 else ""
     head = f":broom: Request {request_id} has ended, and this is still there{again}:"
     odcr = any(i.kind is LeftoverKind.CAPACITY_RESERVATION for i in found.items)
-    blocks = [_section(head), _section(_leftover_lines(found)), _section(_cost_line(found))]
+    blocks = [section(head), section(_leftover_lines(found)), section(_cost_line(found))]
     if odcr:
-        blocks.append(
-            _context("An On-Demand Capacity Reservation is billed until it is cancelled.")
-        )
+        blocks.append(context("An On-Demand Capacity Reservation is billed until it is cancelled."))
     others = _not_ours_lines(found)
     if others:
-        blocks.append(_section(others))
+        blocks.append(section(others))
+    clean = button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger")
+    listed = counted(len(found.items), "resource")
+    question = f"Delete the {listed} listed for request {request_id}? This cannot be undone."
     blocks.append(
-        {
-            "type": "actions",
-            "block_id": f"cleanup:{request_id}",
-            "elements": [
-                {
-                    **_button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger"),
-                    "confirm": {
-                        "title": {"type": "plain_text", "text": "Delete all of it?"},
-                        "text": {
-                            "type": "mrkdwn",
-                            "text": clip(
-                                f"Delete the {counted(len(found.items), 'resource')} listed for "
-                                f"request {request_id}? This cannot be undone.",
-                                300,
-                            ),
-                        },
-                        "confirm": {"type": "plain_text", "text": "Clean up"},
-                        "deny": {"type": "plain_text", "text": "Back"},
-                        "style": "danger",
-                    },
-                },
-                _button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
-                _button("Not mine", ActionId.CLEANUP_NOT_MINE, request_id),
-            ],
-        }
+        actions(
+            f"cleanup:{request_id}",
+            confirmed(clean, "Delete all of it?", question, yes="Clean up", danger=True),
+            button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
+            button("Not mine", ActionId.CLEANUP_NOT_MINE, request_id),
+        )
     )
     left = counted(len(found.items), "resource")
     verb = "is" if len(found.items) == 1 else "are"
@@ -293,16 +256,16 @@ def cleanup_escalation(
     head = f":warning: Request {request_id} has ended and {why}. Still there:"
     others = _not_ours_lines(found)
     blocks = [
-        _section(head),
-        _section(_leftover_lines(found)),
-        _section(_cost_line(found)),
-        *([_section(others)] if others else []),
+        section(head),
+        section(_leftover_lines(found)),
+        section(_cost_line(found)),
+        *([section(others)] if others else []),
         {
             "type": "actions",
             "block_id": f"cleanup-escalated:{request_id}",
             "elements": [
-                _button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger"),
-                _button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
+                button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger"),
+                button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
             ],
         },
     ]
@@ -313,4 +276,4 @@ def cleanup_escalation(
 
 def cleanup_done(request_id: str) -> Message:
     text = f":white_check_mark: Request {request_id} is cleaned up: nothing tagged for it is left."
-    return Message(text=text, blocks=[_section(text)])
+    return Message(text=text, blocks=[section(text)])

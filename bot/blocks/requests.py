@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.blocks.deploy import deploy_button, deployable
+from bot.blocks.elements import actions, button, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
@@ -100,14 +101,12 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
             }
         )
     line = clip(state_line(record), 3000)  # many approvers make a long line too
-    blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": line}})
+    blocks.append(section(line))
     if record.rejection:
         blocks.append(user_text_block("Reason given:", record.rejection.reason))
     if record.reservation is not None:
         line = reservation_line(record.reservation)
-        blocks.append(
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(line, 2900)}]}
-        )
+        blocks.append(context(line))
     if with_buttons and record.state is State.PENDING_APPROVAL:
         blocks.append(approval_buttons(record))
     if with_buttons and record.state is State.PURCHASE_UNKNOWN:
@@ -140,26 +139,11 @@ def total_text(record: CapacityRecord) -> str:
 def approval_buttons(record: CapacityRecord) -> Block:
     """Approve opens a confirmation with the amount (after checking that the clicker may
     approve: a refusal comes before any question); Reject opens the reason form."""
-    return {
-        "type": "actions",
-        "block_id": f"approval:{record.id}",
-        "elements": [
-            {
-                "type": "button",
-                "text": {"type": "plain_text", "text": "Approve…"},
-                "style": "primary",
-                "action_id": ActionId.APPROVE.value,
-                "value": record.id,
-            },
-            {
-                "type": "button",
-                "text": {"type": "plain_text", "text": "Reject…"},
-                "style": "danger",
-                "action_id": ActionId.REJECT_OPEN.value,
-                "value": record.id,
-            },
-        ],
-    }
+    return actions(
+        f"approval:{record.id}",
+        button("Approve…", ActionId.APPROVE, record.id, "primary"),
+        button("Reject…", ActionId.REJECT_OPEN, record.id, "danger"),
+    )
 
 
 def approval_question(record: CapacityRecord) -> str:
@@ -213,7 +197,7 @@ def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
     ext = record.extension
     if ext is not None and ext.status is ExtensionStatus.PENDING_APPROVAL:
         return extension_card(record.id, record.requester, ext).blocks
-    line = {"type": "section", "text": {"type": "mrkdwn", "text": clip(summary_line(record), 2900)}}
+    line = section(summary_line(record))
     return [line, approval_buttons(record)]
 
 
@@ -227,10 +211,10 @@ def waiting_blocks(
     heading = "*Waiting for approval*"
     if shown and (offset or total > offset + len(shown)):
         heading += f" ({offset + 1}–{offset + len(shown)} of {total})"
-    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
+    blocks: list[Block] = [section(heading)]
     if not shown:
         note = "Nothing waits for you." if not offset else f"No more: there are {total}."
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+        blocks.append(context(note))
         return blocks
     for record in shown:
         blocks += waiting_item_blocks(record)
@@ -239,7 +223,7 @@ def waiting_blocks(
         note = f"{rest} more" + (
             f": `{more}` shows the next {min(rest, WAITING_PAGE)}." if more else "."
         )
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+        blocks.append(context(note))
     return blocks
 
 
@@ -258,18 +242,18 @@ def list_blocks(
     heading = f"*{title}*"
     if records and (offset or total > offset + len(records)):
         heading += f" ({offset + 1}–{offset + len(records)} of {total})"
-    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
+    blocks: list[Block] = [section(heading)]
     if not records:
         note = empty if not offset else f"No more: there are {total}."
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+        blocks.append(context(note))
         return blocks
     for first in range(0, len(records), LINES_PER_SECTION):
         text = "\n".join(summary_line(r) for r in records[first : first + LINES_PER_SECTION])
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 2900)}})
+        blocks.append(section(text))
     rest = total - offset - len(records)
     if rest > 0:
         note = f"{rest} more" + (f": `{more}` shows the next {min(rest, PAGE)}." if more else ".")
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+        blocks.append(context(note))
     return blocks
 
 
@@ -281,16 +265,14 @@ def status_summary_blocks(record: CapacityRecord) -> list[Block]:
         f"{icon} Request *{record.id}* is {record.state.label}. Only its requester and the "
         "approvers see its details."
     )
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    return [section(text)]
 
 
 def status_blocks(record: CapacityRecord, history: list[AuditEntry]) -> list[Block]:
     blocks = request_card(record, with_buttons=False)
     if history:
         lines = "\n".join(history_line(entry) for entry in history)
-        blocks.append(
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(lines, 2900)}]}
-        )
+        blocks.append(context(lines))
     return blocks
 
 

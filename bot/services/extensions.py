@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.blocks.elements import section
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, when
 from bot.domain.approval import SpendingPolicy
@@ -501,7 +502,7 @@ class ExtensionService:
         else:
             return
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"
-        block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+        block = section(text)
         self.delivery.send(key, record.requester, text, [block])
 
 

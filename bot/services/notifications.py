@@ -25,9 +25,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.blocks.deploy import deploy_button, deployable
+from bot.blocks.elements import context, section
 from bot.blocks.quote import quote_blocks
 from bot.blocks.requests import card_fallback, request_card, requester_update
-from bot.blocks.text import clip, esc
+from bot.blocks.text import esc
 from bot.domain.cost_chart import cost_chart
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, SlackMessage
@@ -208,7 +209,7 @@ class NotificationService:
         if record is None or record.approval_message == stray:
             return  # found and recorded meanwhile: the card job keeps it current
         blocks = request_card(record, with_buttons=False)
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": STRAY_NOTE}]})
+        blocks.append(context(STRAY_NOTE))
         try:
             self.delivery.update(stray, card_fallback(record), blocks)
         except Refused as refused:
@@ -330,13 +331,13 @@ class NotificationService:
         if moved_on:
             record = record.model_copy(update={"state": job.state})  # told as it happened
         text = requester_update(record)
-        section = {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, 3000)}}
+        head = section(text)
         blocks: list[dict[str, Any]] = []
         if record.state is State.QUOTED and record.quote is not None:
             # Not bought (the offering moved, AWS refused): the new quote, to submit again.
-            blocks = [section, *quote_blocks(record.quote, record.id)]
+            blocks = [head, *quote_blocks(record.quote, record.id)]
         elif deployable(record):
-            blocks = [section, deploy_button(record)]
+            blocks = [head, deploy_button(record)]
         self._dm(key, record.requester, text, blocks)
 
     def _dm(self, key: str, user: str, text: str, blocks: list[dict[str, Any]]) -> None:
