@@ -10,10 +10,10 @@ from datetime import datetime
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.lifecycle import check_transition
 from bot.domain.records import CapacityRecord
+from bot.services.compare_and_set import compare_and_set
 from bot.services.ports import Job, Store, VersionConflict
 
 __all__ = ["BOT", "Change", "apply_change"]
-MAX_ATTEMPTS = 10
 
 
 @dataclass(frozen=True)
@@ -40,13 +40,8 @@ def apply_change(
     `decide` returns None when nothing should change. Returns the stored record (or the
     current one when nothing changed) and the change that was applied, if any.
     """
-    for _ in range(MAX_ATTEMPTS):
-        record = store.get(request_id)
-        if record is None:
-            return None, None
-        change = decide(record)
-        if change is None:
-            return record, None
+
+    def write(record: CapacityRecord, change: Change) -> CapacityRecord:
         if change.record.state is not record.state:
             check_transition(record.state, change.record.state)  # a bug, never a user error
         audit = AuditEntry(
@@ -59,10 +54,9 @@ def apply_change(
             usd=change.usd if change.usd is not None else change.record.total_usd,
             detail=change.detail,
         )
-        try:
-            # A job scheduled here wakes a waiting worker in the same step.
-            saved = store.save(record, change.record, audit, change.schedule, change.cancel)
-        except VersionConflict:
-            continue
-        return saved, change
-    raise RuntimeError(f"{request_id}: too many concurrent changes")
+        # A job scheduled here wakes a waiting worker in the same step.
+        return store.save(record, change.record, audit, change.schedule, change.cancel)
+
+    return compare_and_set(
+        lambda: store.get(request_id), decide, write, VersionConflict, what=request_id
+    )
