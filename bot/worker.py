@@ -36,15 +36,8 @@ log = logging.getLogger(__name__)
 # Leases are extended while a job runs, so this only bounds how long a dead worker's
 # jobs wait before another worker takes them.
 LEASE = timedelta(minutes=2)
-MAX_ATTEMPTS = 8  # then the job goes to the dead-letter hash for an operator
 GRACE_SECONDS = 20.0  # on stop, how long running jobs may take to finish
 MAX_RETRY_WAIT_S = 60.0  # the longest wait between turns while the store fails
-
-
-def backoff(attempt: int) -> timedelta:
-    """30 s, 1 min, 2 min, ... at most an hour between attempts."""
-    seconds: int = 30 * 2 ** (attempt - 1)
-    return min(timedelta(seconds=seconds), timedelta(hours=1))
 
 
 @dataclass(frozen=True)
@@ -111,16 +104,17 @@ class Worker:
         return done
 
     def _outcome(self, job: ClaimedJob) -> _Done:
+        retries = self.jobs.retries(job.kind)
         try:
             self.jobs.run(job.kind, job.payload)
         except RetryLater as later:
             if later.failed:
                 attempt = job.attempt + 1
-                if attempt >= MAX_ATTEMPTS:
+                if attempt >= retries.attempts:
                     log.error("job %s failed %d times: given up (%s)", job.id, attempt, later)
                     return _Done(job, error=later.reason)
                 log.warning("job %s failed (attempt %d): %s", job.id, attempt, later.reason)
-                retry_at = max(later.at, self.clock.now() + backoff(attempt))
+                retry_at = max(later.at, self.clock.now() + retries.wait(attempt))
                 return _Done(job, retry_at=retry_at, attempt=attempt)
             log.info("job %s gives itself back until %s: %s", job.id, later.at, later.reason)
             return _Done(job, retry_at=later.at)
@@ -131,18 +125,18 @@ class Worker:
         except UnknownJobKind as exc:
             # An older worker in a rolling deploy: leave the job to one that knows it.
             attempt = job.attempt + 1
-            if attempt >= MAX_ATTEMPTS:
+            if attempt >= retries.attempts:
                 log.error("job %s: %s; given up", job.id, exc)
                 return _Done(job, error=str(exc))
             log.warning("job %s: %s; given back", job.id, exc)
-            return _Done(job, retry_at=self.clock.now() + backoff(attempt), attempt=attempt)
+            return _Done(job, retry_at=self.clock.now() + retries.wait(attempt), attempt=attempt)
         except Exception as exc:
             attempt = job.attempt + 1
-            if attempt >= MAX_ATTEMPTS:
+            if attempt >= retries.attempts:
                 log.exception("job %s failed %d times: given up", job.id, attempt)
                 return _Done(job, error=f"{type(exc).__name__}: {exc}")
             log.exception("job %s failed (attempt %d); retrying", job.id, attempt)
-            return _Done(job, retry_at=self.clock.now() + backoff(attempt), attempt=attempt)
+            return _Done(job, retry_at=self.clock.now() + retries.wait(attempt), attempt=attempt)
         return _Done(job)
 
     def _settle(self, outcomes: Sequence[_Done]) -> None:

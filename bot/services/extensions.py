@@ -43,7 +43,7 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation, SlackMessage
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
-from bot.services.jobs import JobKind, JobRegistry, RetryLater, notify_job
+from bot.services.jobs import BUYING, JobKind, JobRegistry, RetryLater, notify_job
 from bot.services.ports import (
     Clock,
     ExtensionMarket,
@@ -73,7 +73,7 @@ class ExtensionJob(_Payload):
 
 
 POST_CARD = JobKind("extension-card", ExtensionJob)
-BUY = JobKind("extend", ExtensionJob)
+BUY = JobKind("extend", ExtensionJob, BUYING)
 TELL = JobKind("extension-told", ExtensionJob)
 KINDS: tuple[JobKind[Any], ...] = (POST_CARD, BUY, TELL)
 

@@ -10,7 +10,8 @@ scheduling the same kind again replaces (or follows) the pending one instead of 
 another. A handler that cannot finish yet raises `RetryLater(at, reason)`: its job goes
 back, due at `at`, without counting a failed attempt (Slack's Retry-After, capacity not
 active yet), or, with `failed=True`, counting one. Any other exception is a failed
-attempt, retried with backoff.
+attempt, retried with backoff. How often and how long is the kind's own `Retries`:
+a purchase, a reminder and a chart do not fail in the same way or cost the same.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -42,11 +43,34 @@ class RetryLater(Exception):
 
 
 @dataclass(frozen=True)
+class Retries:
+    """How a kind's failed attempts are retried: waits that double from `first` up to
+    `longest`, and after `attempts` failures the job goes to the dead letters for an
+    operator."""
+
+    attempts: int = 8
+    first: timedelta = timedelta(seconds=30)
+    longest: timedelta = timedelta(hours=1)
+
+    def wait(self, attempt: int) -> timedelta:
+        """The wait after failure number `attempt` (1, 2, ...)."""
+        doublings = min(max(attempt - 1, 0), 30)  # past 30 the cap has long applied
+        return min(self.first * (1 << doublings), self.longest)
+
+
+# 30 s, 1 min, 2 min, ... an hour; eight failures in about two hours: a Slack or AWS
+# outage of that length is an operator's matter.
+STANDARD = Retries()
+
+
+@dataclass(frozen=True)
 class JobKind(Generic[P]):
-    """A kind of job: its name (stored with each job) and the model of its payload."""
+    """A kind of job: its name (stored with each job), the model of its payload and how
+    its failures are retried."""
 
     name: str
     payload: type[P]
+    retries: Retries = STANDARD
 
     def job(self, key: str, due: datetime, payload: P) -> Job:
         """The occurrence `<name>:<key>` of this kind, due at `due`."""
@@ -82,6 +106,11 @@ class JobRegistry:
 
     def kinds(self) -> list[str]:
         return sorted(self._entries)
+
+    def retries(self, kind: str) -> Retries:
+        """The kind's retry policy (the standard one for a kind this process lacks)."""
+        entry = self._entries.get(kind)
+        return entry.kind.retries if entry is not None else STANDARD
 
     def missing(self, kinds: Iterable[JobKind[Any]]) -> list[str]:
         """Kinds among `kinds` that have no handler."""
@@ -146,7 +175,8 @@ class QuoteOnlyJob(_Payload):
 
 OPEN = JobKind("open", OpenJob)
 QUOTE = JobKind("quote", QuoteJob)
-QUOTE_ONLY = JobKind("quote-only", QuoteOnlyJob)
+# Someone waits for the answer at a response_url valid for 30 minutes: a few quick tries.
+QUOTE_ONLY = JobKind("quote-only", QuoteOnlyJob, Retries(attempts=4, longest=timedelta(minutes=5)))
 NOTIFY = JobKind("notify", RequestJob)
 TIMEOUT = JobKind("timeout", RequestJob)
 REQUEST_FLOW_KINDS: tuple[JobKind[Any], ...] = (OPEN, QUOTE, QUOTE_ONLY, NOTIFY, TIMEOUT)
@@ -187,7 +217,11 @@ def quote_only_job(
 
 # --- purchasing's kinds ---------------------------------------------------------------
 
-PURCHASE = JobKind("purchase", RequestJob)
+# An approved purchase (or extension) is tried again soon and often, since the offering
+# may go, for about two hours; each try looks at AWS before it buys, so trying again
+# never buys twice.
+BUYING = Retries(attempts=12, first=timedelta(seconds=15), longest=timedelta(minutes=15))
+PURCHASE = JobKind("purchase", RequestJob, BUYING)
 TRACK = JobKind("track", RequestJob)
 PURCHASE_KINDS: tuple[JobKind[Any], ...] = (PURCHASE, TRACK)
 

@@ -20,6 +20,7 @@ logged for the operator, noted in the audit trail, and the requester is told by 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -35,7 +36,7 @@ from bot.domain.records import CapacityRecord, SlackMessage
 from bot.domain.reminders import request_window
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly, filename_of
-from bot.services.jobs import JobKind, JobRegistry, RequestJob
+from bot.services.jobs import JobKind, JobRegistry, RequestJob, Retries
 from bot.services.ports import ChartRenderer, Clock, FileToShare, Job, Refused, Store
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,9 @@ CARD = JobKind("card", RequestJob)
 TELL = JobKind("tell", TellJob)
 CARD_REFUSED = JobKind("card-refused", CardRefusedJob)
 STRAY_CARD = JobKind("stray-card", StrayCardJob)
-CHART = JobKind("chart", RequestJob)
+# A chart only draws numbers the card already shows: a few tries, then the card stands
+# without it rather than an hour of retries.
+CHART = JobKind("chart", RequestJob, Retries(attempts=3, first=timedelta(minutes=1)))
 KINDS = (CARD, TELL, CARD_REFUSED, STRAY_CARD, CHART)
 STRAY_NOTE = (
     ":information_source: A copy of this request's card that the bot lost track of: "

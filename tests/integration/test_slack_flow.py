@@ -535,22 +535,23 @@ def test_the_requester_is_told_once_even_when_the_delivery_runs_again(make_bot) 
 def test_a_job_that_keeps_failing_is_buried_not_retried_forever(make_bot) -> None:  # type: ignore[no-untyped-def]
     from datetime import timedelta
 
-    from bot.worker import MAX_ATTEMPTS, backoff
+    from bot.services.notifications import CARD
 
+    retries = CARD.retries
     bot = make_bot()
     bot.expect_crashes()  # Slack fails on purpose
     request_id = quoted(bot)
     bot.fake.fail("chat.postMessage", 500, times=10_000)
     submit_form(bot, request_id)
     bot.wait()
-    for attempt in range(1, MAX_ATTEMPTS):
-        bot.clock.advance(backoff(attempt) + timedelta(seconds=1))
+    for attempt in range(1, retries.attempts):
+        bot.clock.advance(retries.wait(attempt) + timedelta(seconds=1))
         bot.wait()
     dead = bot.services.store.dead_jobs()
     assert f"card:{request_id}" in dead
     assert "500" in dead[f"card:{request_id}"]["error"]
     # Each run but the first looked for the card before posting it again.
-    assert len(bot.fake.of("conversations.history")) == MAX_ATTEMPTS - 1
+    assert len(bot.fake.of("conversations.history")) == retries.attempts - 1
     bot.clock.advance(timedelta(hours=6))  # still before the approval deadline
     before = len(bot.fake.calls)
     bot.wait()
