@@ -38,18 +38,18 @@ def register(app: App, services: Services) -> None:
 
 
 def open_submit_form(talk: Conversation, services: Services, client: WebClient) -> None:
-    about = talk.interaction
-    request_id = about.request_id or ""
+    incoming = talk.interaction
+    request_id = incoming.request_id or ""
     record = services.queries.get(request_id)
     try:
-        quote = services.submissions.submittable(record, about.user, request_id)
+        quote = services.submissions.submittable(record, incoming.user, request_id)
     except RequestError as exc:
         talk.refuse(str(exc))
         return
     assert record is not None  # submittable says so
-    metadata = about.modal_metadata(record.id)
+    metadata = incoming.modal_metadata(record.id)
     view = submit_form(record, quote, metadata, services.submissions.limits)
-    client.views_open(trigger_id=about.trigger_id, view=view)
+    client.views_open(trigger_id=incoming.trigger_id, view=view)
 
 
 def cancel_from_button(talk: Conversation, services: Services) -> None:
@@ -69,11 +69,13 @@ def cancel_request(talk: Conversation, services: Services, request_id: str) -> N
 def check_the_card(talk: Conversation, services: Services) -> None:
     """A click on a copy of the card the bot does not know (posted twice after a lost
     answer): that copy loses its buttons."""
-    about = talk.interaction
+    incoming = talk.interaction
     # An ephemeral message (`/gpu list waiting`, a reply) is no copy of the card.
-    copy = about.surface is Surface.MESSAGE and not about.ephemeral
-    if copy and about.channel and about.message_ts:
-        services.notifications.clicked_card(about.request_id or "", about.channel, about.message_ts)
+    copy = incoming.surface is Surface.MESSAGE and not incoming.ephemeral
+    if copy and incoming.channel and incoming.message_ts:
+        services.notifications.clicked_card(
+            incoming.request_id or "", incoming.channel, incoming.message_ts
+        )
 
 
 def open_approve_form(talk: Conversation, services: Services, client: WebClient) -> None:
@@ -85,17 +87,17 @@ def open_approve_form(talk: Conversation, services: Services, client: WebClient)
 
 def approve_confirmed(talk: Conversation, services: Services, client: WebClient) -> None:
     """The confirmed Approve: decided again from a fresh read (compare-and-set)."""
-    about = talk.interaction
-    request_id = about.request_id or ""
-    decision = services.approvals.approve(request_id, about.user)
+    incoming = talk.interaction
+    request_id = incoming.request_id or ""
+    decision = services.approvals.approve(request_id, incoming.user)
     if decision is None:
         talk.say(f"There is no request {esc(request_id)}.")
     elif decision.outcome is Outcome.PARTIAL:
         talk.say(f"Approval recorded for {decision.record.id}; it needs one more approver.")
     elif not decision.outcome.changed:
         talk.say(refusal_text(decision.outcome, decision.record))
-    if about.from_home:
-        publish_home(services, client, about.user)
+    if incoming.from_home:
+        publish_home(services, client, incoming.user)
 
 
 def open_reject_form(talk: Conversation, services: Services, client: WebClient) -> None:
@@ -107,9 +109,9 @@ def open_reject_form(talk: Conversation, services: Services, client: WebClient) 
 def _open_decision_form(
     talk: Conversation, services: Services, client: WebClient, approving: bool
 ) -> None:
-    about = talk.interaction
-    request_id = about.request_id or ""
-    record, refused = services.approvals.refusal(request_id, about.user, approving=approving)
+    incoming = talk.interaction
+    request_id = incoming.request_id or ""
+    record, refused = services.approvals.refusal(request_id, incoming.user, approving=approving)
     check_the_card(talk, services)
     if record is None:
         talk.say(f"There is no request {esc(request_id)}.")
@@ -118,7 +120,7 @@ def _open_decision_form(
         talk.say(refusal_text(refused, record))
         return
     if approving:
-        view = approve_form(record, about.modal_metadata(record.id))
+        view = approve_form(record, incoming.modal_metadata(record.id))
     else:
-        view = reject_form(record, about.modal_metadata(record.id, keep_response_url=False))
-    client.views_open(trigger_id=about.trigger_id, view=view)
+        view = reject_form(record, incoming.modal_metadata(record.id, keep_response_url=False))
+    client.views_open(trigger_id=incoming.trigger_id, view=view)

@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 from bot.blocks.ids import ActionId, CallbackId
 from bot.blocks.modals import extension_approve_form, extension_reject_form
 from bot.blocks.text import esc, usd, when
-from bot.domain.cleanup import Answer
+from bot.domain.cleanup import CleanupChoice
 from bot.domain.extension import ExtensionOffer
 from bot.services.container import Services
 from bot.services.extensions import ExtensionError
@@ -22,9 +22,9 @@ from handlers.home import publish_home
 from handlers.views import checked_reason
 
 CLEANUP_ANSWERS = {
-    ActionId.CLEANUP_NOW: Answer.CLEAN_UP,
-    ActionId.CLEANUP_KEEP: Answer.KEEP,
-    ActionId.CLEANUP_NOT_MINE: Answer.NOT_MINE,
+    ActionId.CLEANUP_NOW: CleanupChoice.CLEAN_UP,
+    ActionId.CLEANUP_KEEP: CleanupChoice.KEEP,
+    ActionId.CLEANUP_NOT_MINE: CleanupChoice.NOT_MINE,
 }
 
 
@@ -62,15 +62,15 @@ def _pair(value: str) -> tuple[str, int] | None:
 
 
 def ask_extension(talk: Conversation, services: Services) -> None:
-    about = talk.interaction
-    pair = _pair(about.request_id or "")
+    incoming = talk.interaction
+    pair = _pair(incoming.request_id or "")
     if pair is None:
         talk.refuse("That Extend button is malformed; use the one on your latest reminder.")
         return
     request_id, hours = pair
     try:
         asked = services.extensions.ask(
-            request_id, about.user, services.approvals.is_approver(about.user), hours
+            request_id, incoming.user, services.approvals.is_approver(incoming.user), hours
         )
     except ExtensionError as exc:
         talk.refuse(str(exc))
@@ -97,18 +97,20 @@ def _open_extension_form(
     client: WebClient,
     form: Callable[[str, ExtensionOffer, dict[str, str]], dict[str, Any]],
 ) -> None:
-    about = talk.interaction
+    incoming = talk.interaction
     decision = _extension_decision(talk, services)
     if decision is None:
         return
     request_id, number, is_approver = decision
-    ext, refused = services.extensions.decision_refusal(request_id, number, about.user, is_approver)
+    ext, refused = services.extensions.decision_refusal(
+        request_id, number, incoming.user, is_approver
+    )
     if ext is None:
         talk.refuse(esc(refused or "Nothing to decide."))
         return
     # The outcome goes by DM: the card the button is on is the approvers'.
-    metadata = about.modal_metadata(about.request_id, keep_response_url=False)
-    client.views_open(trigger_id=about.trigger_id, view=form(request_id, ext.offer, metadata))
+    metadata = incoming.modal_metadata(incoming.request_id, keep_response_url=False)
+    client.views_open(trigger_id=incoming.trigger_id, view=form(request_id, ext.offer, metadata))
 
 
 def decide_extension(
@@ -118,17 +120,17 @@ def decide_extension(
     reason: str = "",
     client: WebClient | None = None,
 ) -> None:
-    about = talk.interaction
+    incoming = talk.interaction
     decision = _extension_decision(talk, services)
     if decision is None:
         return
     request_id, number, is_approver = decision
     said = services.extensions.decide(
-        request_id, number, about.user, is_approver, approve, reason=reason
+        request_id, number, incoming.user, is_approver, approve, reason=reason
     )
     talk.say(esc(said))
-    if about.from_home and client is not None:
-        publish_home(services, client, about.user)  # the decided extension leaves the list
+    if incoming.from_home and client is not None:
+        publish_home(services, client, incoming.user)  # the decided extension leaves the list
 
 
 def _extension_decision(talk: Conversation, services: Services) -> tuple[str, int, bool] | None:
@@ -141,17 +143,19 @@ def _extension_decision(talk: Conversation, services: Services) -> tuple[str, in
     return (*pair, services.approvals.is_approver(talk.interaction.user))
 
 
-def _cleanup_listener(services: Services, choice: Answer) -> Callable[[Ack, BoltContext], None]:
+def _cleanup_listener(
+    services: Services, choice: CleanupChoice
+) -> Callable[[Ack, BoltContext], None]:
     def listener(ack: Ack, context: BoltContext) -> None:
         after_ack(ack, context, answer_cleanup, services, choice)
 
     return listener
 
 
-def answer_cleanup(talk: Conversation, services: Services, choice: Answer) -> None:
-    about = talk.interaction
-    is_approver = services.approvals.is_approver(about.user)
+def answer_cleanup(talk: Conversation, services: Services, choice: CleanupChoice) -> None:
+    incoming = talk.interaction
+    is_approver = services.approvals.is_approver(incoming.user)
     said = services.reminders.answer_cleanup(
-        about.request_id or "", about.user, choice, is_approver
+        incoming.request_id or "", incoming.user, choice, is_approver
     )
     talk.say(esc(said))

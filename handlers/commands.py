@@ -189,9 +189,15 @@ def _reserve_or_quote(
         return
     # Handed in before the ack (no I/O: the intake stores it a moment later).
     talk = conversation(context)
-    about = talk.interaction
+    incoming = talk.interaction
     start = services.requests.quote_only if sub == "quote" else services.requests.open
-    start(about.user, request, about.response_url, delivery=about.delivery, on_error=talk.sorry)
+    start(
+        incoming.user,
+        request,
+        incoming.response_url,
+        delivery=incoming.delivery,
+        on_error=talk.sorry,
+    )
     ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
 
 
@@ -205,13 +211,13 @@ def _open_form(
     note = None
     if draft != RequestDraft():
         note = "Filled in from your command; still needed: " + ", ".join(missing) + "."
-    about = talk.interaction
-    metadata = about.modal_metadata()
+    incoming = talk.interaction
+    metadata = incoming.modal_metadata()
     region = services.settings.aws_region
     accounts = services.quotes.accounts
     types = services.catalog.instance_types
     view = reserve_form(draft, types, region, metadata, note, accounts=accounts)
-    client.views_open(trigger_id=about.trigger_id, view=view)
+    client.views_open(trigger_id=incoming.trigger_id, view=view)
 
 
 def _mig(services: Services, rest: str) -> dict[str, Any]:

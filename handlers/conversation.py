@@ -33,8 +33,8 @@ class Conversation:
 
     def say(self, text: str) -> None:
         """A message beside what they acted on (which stays as it is)."""
-        about = self.interaction
-        self._replies.reply(about.user, about.response_url, text, replace=False)
+        incoming = self.interaction
+        self._replies.reply(incoming.user, incoming.response_url, text, replace=False)
 
     def refuse(self, text: str) -> None:
         """Why nothing changed; `text` may hold user input (it is escaped)."""
@@ -47,9 +47,9 @@ class Conversation:
     def show(self, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
         """The result of what they asked: in place of the message they clicked or the
         form's opener, or as a new answer to a command."""
-        about = self.interaction
-        replace = about.surface is not Surface.COMMAND
-        self._replies.reply(about.user, about.response_url, text, blocks, replace=replace)
+        incoming = self.interaction
+        replace = incoming.surface is not Surface.COMMAND
+        self._replies.reply(incoming.user, incoming.response_url, text, blocks, replace=replace)
 
     def later(self, work: Callable[..., object], *args: Any, tell_failure: bool = True) -> None:
         """Run `work(*args)` after the ack; a failure is logged and, with

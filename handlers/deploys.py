@@ -42,9 +42,9 @@ def register(app: App, services: Services) -> None:
 def open_deploy_form(
     talk: Conversation, services: Services, client: WebClient, request_id: str | None
 ) -> None:
-    about = talk.interaction
-    wanted = request_id or about.request_id
-    plans = services.deploys.plans_of(about.user)
+    incoming = talk.interaction
+    wanted = request_id or incoming.request_id
+    plans = services.deploys.plans_of(incoming.user)
     if not plans:
         talk.say(NO_PLAN)
         return
@@ -57,13 +57,13 @@ def open_deploy_form(
         return
     chosen = chosen or plans[0]
     models = services.deploys.models(chosen.id)
-    view = deploy_form(plans, models, about.modal_metadata(), DeployFormFill(chosen.id))
-    client.views_open(trigger_id=about.trigger_id, view=view)
+    view = deploy_form(plans, models, incoming.modal_metadata(), DeployFormFill(chosen.id))
+    client.views_open(trigger_id=incoming.trigger_id, view=view)
 
 
 def handle_deploy_form(services: Services, ack: Ack, context: BoltContext) -> None:
-    about = interaction(context)
-    order, errors = services.deploys.check_form(about.user, dict(about.values))
+    incoming = interaction(context)
+    order, errors = services.deploys.check_form(incoming.user, dict(incoming.values))
     if errors or order is None:
         ack(response_action="errors", errors=errors)
         return
@@ -113,11 +113,11 @@ def show_deployment(talk: Conversation, services: Services, deployment_id: str) 
 
 def clean_up(talk: Conversation, services: Services, target: str | None) -> None:
     """`/gpu cleanup D3` (or R3: each of its deployments), or the Clean up button."""
-    about = talk.interaction
-    wanted = (target or about.request_id or "").strip().upper()
-    is_approver = services.approvals.is_approver(about.user)
+    incoming = talk.interaction
+    wanted = (target or incoming.request_id or "").strip().upper()
+    is_approver = services.approvals.is_approver(incoming.user)
     if is_deployment_id(wanted):
-        said = [services.deploys.cleanup(wanted, about.user, is_approver)]
+        said = [services.deploys.cleanup(wanted, incoming.user, is_approver)]
     else:
-        said = services.deploys.cleanup_request(wanted, about.user, is_approver)
+        said = services.deploys.cleanup_request(wanted, incoming.user, is_approver)
     talk.say("\n".join(esc(s) for s in said))

@@ -23,13 +23,13 @@ def register(app: App, services: Services) -> None:
 
 
 def check_click(talk: Conversation, services: Services) -> None:
-    about = talk.interaction
-    if not services.approvals.is_approver(about.user):
+    incoming = talk.interaction
+    if not services.approvals.is_approver(incoming.user):
         talk.say(":warning: Only approvers can check a purchase.")
         return
-    record = services.purchases.check_again(about.request_id or "")
+    record = services.purchases.check_again(incoming.request_id or "")
     if record is None:
-        talk.say(f"There is no request {esc(about.request_id or '')}.")
+        talk.say(f"There is no request {esc(incoming.request_id or '')}.")
     elif record.state is State.PURCHASE_UNKNOWN:
         talk.say(f"Still nothing in AWS for {record.id}: check the account, or mark it failed.")
     else:
@@ -37,12 +37,12 @@ def check_click(talk: Conversation, services: Services) -> None:
 
 
 def mark_failed_click(talk: Conversation, services: Services) -> None:
-    about = talk.interaction
-    if not services.approvals.is_approver(about.user):
+    incoming = talk.interaction
+    if not services.approvals.is_approver(incoming.user):
         talk.say(":warning: Only approvers can mark a purchase failed.")
         return
-    record = services.purchases.mark_failed(about.request_id or "", about.user)
+    record = services.purchases.mark_failed(incoming.request_id or "", incoming.user)
     if record is None:
-        talk.say(f"There is no request {esc(about.request_id or '')}.")
+        talk.say(f"There is no request {esc(incoming.request_id or '')}.")
     else:
         talk.say(f"{record.id} is {record.state.label}.")

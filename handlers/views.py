@@ -42,9 +42,9 @@ def register(app: App, services: Services) -> None:
 
 
 def handle_reserve_form(services: Services, ack: Ack, context: BoltContext) -> None:
-    about = interaction(context)
+    incoming = interaction(context)
     now = services.clock.now()
-    draft, errors = parse_form(dict(about.values), now=now, catalog=services.catalog)
+    draft, errors = parse_form(dict(incoming.values), now=now, catalog=services.catalog)
     if errors:
         ack(response_action="errors", errors=errors)
         return
@@ -61,16 +61,16 @@ def handle_reserve_form(services: Services, ack: Ack, context: BoltContext) -> N
 
 def open_request(talk: Conversation, services: Services, request: CapacityRequest) -> None:
     talk.show(f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
-    about = talk.interaction
-    services.requests.open(about.user, request, about.response_url, on_error=talk.sorry)
+    incoming = talk.interaction
+    services.requests.open(incoming.user, request, incoming.response_url, on_error=talk.sorry)
 
 
 def handle_submit(services: Services, ack: Ack, context: BoltContext) -> None:
-    about = interaction(context)
-    pick = about.value(FormBlock.CHOICE.value) or ""
-    reason = about.value(FormBlock.REASON.value) or ""
+    incoming = interaction(context)
+    pick = incoming.value(FormBlock.CHOICE.value) or ""
+    reason = incoming.value(FormBlock.REASON.value) or ""
     # Check what can be checked before the ack, so mistakes come back on the form.
-    error = _submit_error(services, about, pick, reason)
+    error = _submit_error(services, incoming, pick, reason)
     if error is not None:
         ack(response_action="errors", errors={error[0]: error[1]})
         return
@@ -78,9 +78,9 @@ def handle_submit(services: Services, ack: Ack, context: BoltContext) -> None:
 
 
 def submit_request(talk: Conversation, services: Services, pick: str, reason: str) -> None:
-    about = talk.interaction
+    incoming = talk.interaction
     try:
-        record = services.requests.submit(about.request_id or "", about.user, pick, reason)
+        record = services.requests.submit(incoming.request_id or "", incoming.user, pick, reason)
     except RequestError as exc:
         talk.refuse(str(exc))  # beside, not over, whatever is shown (a double submit's success)
         return
@@ -93,14 +93,14 @@ def submit_request(talk: Conversation, services: Services, pick: str, reason: st
 
 
 def _submit_error(
-    services: Services, about: Interaction, pick: str, reason: str
+    services: Services, incoming: Interaction, pick: str, reason: str
 ) -> tuple[str, str] | None:
     """(block id, message) of the first problem with a submission, or None."""
-    record = services.queries.get(about.request_id) if about.request_id else None
+    record = services.queries.get(incoming.request_id) if incoming.request_id else None
     if record is None:
         return FormBlock.CHOICE.value, "This request no longer exists."
     try:
-        services.submissions.check(record, about.user, pick, reason)
+        services.submissions.check(record, incoming.user, pick, reason)
     except RequestError as exc:
         return exc.field or FormBlock.CHOICE.value, str(exc)
     return None
@@ -129,9 +129,9 @@ def checked_reason(ack: Ack, context: BoltContext) -> str | None:
 
 
 def reject_request(talk: Conversation, services: Services, client: WebClient, reason: str) -> None:
-    about = talk.interaction
-    decision = services.approvals.reject(about.request_id or "", about.user, reason)
+    incoming = talk.interaction
+    decision = services.approvals.reject(incoming.request_id or "", incoming.user, reason)
     if decision is not None and not decision.outcome.changed:
         talk.say(refusal_text(decision.outcome, decision.record))
-    if about.from_home:
-        publish_home(services, client, about.user)
+    if incoming.from_home:
+        publish_home(services, client, incoming.user)

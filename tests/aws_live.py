@@ -48,7 +48,7 @@ def live_clients(region: str = REGION, session: boto3.session.Session | None = N
 
 # --- before-call: parsed responses by operation name ----------------------------------
 
-Answer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+Scripted = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 _PARAMS = "gpu_bot_test_params"
 
 
@@ -72,7 +72,9 @@ class Responder:
     barrier: threading.Barrier | None = None
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     threads: set[str] = field(default_factory=set)
-    _answers: dict[str, deque[Answer | _Error]] = field(default_factory=lambda: defaultdict(deque))
+    _answers: dict[str, deque[Scripted | _Error]] = field(
+        default_factory=lambda: defaultdict(deque)
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def install(self, *clients: BaseClient) -> Responder:
@@ -83,7 +85,7 @@ class Responder:
             client.meta.events.register_first("before-call.*.*", self._answer)  # type: ignore[arg-type]
         return self
 
-    def add(self, operation: str, answer: Answer) -> Responder:
+    def add(self, operation: str, answer: Scripted) -> Responder:
         self._answers[operation].append(answer)
         return self
 

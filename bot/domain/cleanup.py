@@ -116,7 +116,7 @@ class PromptStatus(StrEnum):
         return self is PromptStatus.RESOLVED
 
 
-class Answer(StrEnum):
+class CleanupChoice(StrEnum):
     CLEAN_UP = "clean-up"
     KEEP = "keep"
     NOT_MINE = "not-mine"
@@ -188,13 +188,13 @@ class AnswerRefused(ValueError):
     pass
 
 
-def answer(prompt: CleanupPrompt, choice: Answer, user: str, now: datetime) -> CleanupPrompt:
+def answer(prompt: CleanupPrompt, choice: CleanupChoice, user: str, now: datetime) -> CleanupPrompt:
     """The prompt after a button press; the job then runs at the new `next_at`."""
     if prompt.status.final:
         raise AnswerRefused("already cleaned up: nothing is left")
-    if choice is Answer.CLEAN_UP:
+    if choice is CleanupChoice.CLEAN_UP:
         return _with(prompt, status=PromptStatus.CLEANING, next_at=now, answered_by=user)
-    if choice is Answer.KEEP:
+    if choice is CleanupChoice.KEEP:
         # Asked again in a day; the count starts over so keeping is not escalated.
         return _with(
             prompt, status=PromptStatus.KEPT, prompts=0, next_at=now + KEEP_FOR, answered_by=user

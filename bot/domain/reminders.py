@@ -283,7 +283,7 @@ STOPPED = frozenset(
 
 
 @dataclass(frozen=True)
-class Follow:
+class ReminderChanges:
     """The reminder jobs a change calls for, written in the same compare-and-set."""
 
     schedule: tuple[Reminder, ...] = ()
@@ -296,13 +296,13 @@ class Follow:
         return not (self.schedule or self.cancel or self.cleanup_at or self.stop_cleanup)
 
 
-def follow(
+def reminder_changes(
     old: CapacityRecord | None,
     new: CapacityRecord,
     before_start: Sequence[timedelta],
     before_end: Sequence[timedelta],
     now: datetime,
-) -> Follow:
+) -> ReminderChanges:
     """What a change from `old` to `new` does to the request's reminders.
 
     Bought: every reminder of the window. Delivered (tracking saw it active): at start.
@@ -314,12 +314,16 @@ def follow(
     slots = all_slots(new.id, before_start, before_end)
     if new.state in STOPPED:
         if old_state in STOPPED:
-            return Follow()
-        return Follow(cancel=tuple(slots), stop_cleanup=new.state is not State.EXPIRED)
+            return ReminderChanges()
+        return ReminderChanges(cancel=tuple(slots), stop_cleanup=new.state is not State.EXPIRED)
     res = new.reservation
     if res is None:
         window = request_window(new)
-        return _follow_window(old, new, window, before_end, now) if window else Follow()
+        return (
+            _window_reminder_changes(old, new, window, before_end, now)
+            if window
+            else ReminderChanges()
+        )
     was = old.reservation if old else None
     schedule: list[Reminder] = []
     if was is None:
@@ -343,7 +347,7 @@ def follow(
     if was is not None and res.end != was.end:
         gone |= {s for s in slots if _kind(s).about_end}
     cancel = tuple(s for s in slots if s in gone and s not in kept)
-    return Follow(schedule=tuple(schedule), cancel=cancel, cleanup_at=cleanup_at)
+    return ReminderChanges(schedule=tuple(schedule), cancel=cancel, cleanup_at=cleanup_at)
 
 
 # --- On-Demand and Spot: nothing is bought, the request's own window is followed ------
@@ -374,24 +378,24 @@ def request_window(record: CapacityRecord) -> RequestWindow | None:
     return RequestWindow(kind, record.request.start, record.request.end)
 
 
-def _follow_window(
+def _window_reminder_changes(
     old: CapacityRecord | None,
     new: CapacityRecord,
     window: RequestWindow,
     before_end: Sequence[timedelta],
     now: datetime,
-) -> Follow:
+) -> ReminderChanges:
     """On-Demand and Spot: before-end reminders once the window is scheduled (no
     checkpoint warning: AWS ends nothing at the end; no at-start reminder: the decision
     message says it is active), the cleanup prompt when the window has ended."""
     if old is not None and old.state is new.state:
-        return Follow()
+        return ReminderChanges()
     if new.state is State.EXPIRED:
         ends = tuple(s for s in all_slots(new.id, (), before_end) if _kind(s).about_end)
-        return Follow(cancel=ends, cleanup_at=max(now, window.end))
+        return ReminderChanges(cancel=ends, cleanup_at=max(now, window.end))
     if new.state not in IN_WINDOW:
-        return Follow()
-    return Follow(schedule=tuple(end_reminders(new.id, window, before_end, now)))
+        return ReminderChanges()
+    return ReminderChanges(schedule=tuple(end_reminders(new.id, window, before_end, now)))
 
 
 def _kind(slot: str) -> ReminderKind:
@@ -443,7 +447,7 @@ def live_reservations(
         window: Window | None = res if res is not None else request_window(record)
         if window is None or record.state not in LIVE or window.end <= now:
             continue
-        # On-Demand and Spot get no reminders before the start (see _follow_window).
+        # On-Demand and Spot get no reminders before the start (see _window_reminder_changes).
         leads = before_start if res is not None else ()
         upcoming = next_reminder(record.id, window, leads, before_end, now)
         instances = res.instances if res is not None else record.request.count

@@ -27,8 +27,8 @@ from bot.blocks.reminders import (
 )
 from bot.blocks.text import when
 from bot.domain.cleanup import (
-    Answer,
     AnswerRefused,
+    CleanupChoice,
     CleanupPrompt,
     PromptStatus,
     Step,
@@ -45,10 +45,10 @@ from bot.domain.reminders import (
     ReminderKind,
     Verdict,
     extension_hold,
-    follow,
     human_duration,
     live_reservations,
     overtaken_by_move,
+    reminder_changes,
     request_window,
     timeliness,
 )
@@ -150,7 +150,7 @@ class ReminderService:
     ) -> tuple[list[Job], list[str]]:
         """Jobs to schedule and job ids to cancel along with this change."""
         now = self.clock.now()
-        plan = follow(old, new, self.before_start, self.before_end, now)
+        plan = reminder_changes(old, new, self.before_start, self.before_end, now)
         schedule = [reminder_job(r) for r in plan.schedule]
         cancel = [reminder_job_id(slot) for slot in plan.cancel]
         if plan.cleanup_at is not None:
@@ -308,14 +308,16 @@ class ReminderService:
 
         apply_change(self.store, request_id, saved, self.clock.now)
 
-    def answer_cleanup(self, request_id: str, user: str, choice: Answer, is_approver: bool) -> str:
+    def answer_cleanup(
+        self, request_id: str, user: str, choice: CleanupChoice, is_approver: bool
+    ) -> str:
         """A button on the prompt (the requester's) or its escalation (the approvers');
         returns what to tell the person who pressed it."""
         now = self.clock.now()
         refusal: list[str] = []
 
         def answered(r: CapacityRecord) -> Change | None:
-            if user != r.requester and (not is_approver or choice is Answer.NOT_MINE):
+            if user != r.requester and (not is_approver or choice is CleanupChoice.NOT_MINE):
                 refusal.append(f"Only the requester of {r.id} or an approver can answer this.")
                 return None
             if r.state is State.CLEANED_UP:
@@ -344,9 +346,9 @@ class ReminderService:
 
 
 _ANSWERED = {
-    Answer.CLEAN_UP: "Cleaning up {id}: you will hear when nothing is left.",
-    Answer.KEEP: "Kept for a day: you will be asked about {id} again tomorrow.",
-    Answer.NOT_MINE: "Thanks: the approvers are asked to look after {id} instead.",
+    CleanupChoice.CLEAN_UP: "Cleaning up {id}: you will hear when nothing is left.",
+    CleanupChoice.KEEP: "Kept for a day: you will be asked about {id} again tomorrow.",
+    CleanupChoice.NOT_MINE: "Thanks: the approvers are asked to look after {id} instead.",
 }
 
 

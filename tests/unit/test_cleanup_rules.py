@@ -8,7 +8,14 @@ import pytest
 
 from bot.domain import cleanup as c
 from bot.domain import extension as x
-from bot.domain.cleanup import Answer, CleanupPrompt, Leftover, LeftoverKind, PromptStatus, Step
+from bot.domain.cleanup import (
+    CleanupChoice,
+    CleanupPrompt,
+    Leftover,
+    LeftoverKind,
+    PromptStatus,
+    Step,
+)
 
 NOW = datetime(2026, 12, 17, 11, 30, tzinfo=UTC)
 ODCR = Leftover(LeftoverKind.CAPACITY_RESERVATION, "cr-1", "us-east-1", 55.04 * 2)
@@ -58,7 +65,7 @@ def test_nothing_left_resolves_whatever_the_status() -> None:
 
 
 def test_clean_up_now_deletes_until_a_fresh_look_finds_nothing() -> None:
-    prompt = c.answer(CleanupPrompt(prompts=1), Answer.CLEAN_UP, "U1", NOW)
+    prompt = c.answer(CleanupPrompt(prompts=1), CleanupChoice.CLEAN_UP, "U1", NOW)
     plan = c.next_step(prompt, SOME, NOW)
     assert plan.step is Step.DELETE and plan.prompt.next_at == NOW + c.VERIFY_AFTER
     # still there at the next look: delete again (never resolved on the delete's word)
@@ -68,7 +75,7 @@ def test_clean_up_now_deletes_until_a_fresh_look_finds_nothing() -> None:
 
 
 def test_keep_for_a_day_asks_again_a_day_later_and_starts_the_count_over() -> None:
-    prompt = c.answer(CleanupPrompt(prompts=2), Answer.KEEP, "U1", NOW)
+    prompt = c.answer(CleanupPrompt(prompts=2), CleanupChoice.KEEP, "U1", NOW)
     assert prompt.prompts == 0 and prompt.next_at == NOW + c.KEEP_FOR
     assert c.next_step(prompt, SOME, NOW + timedelta(hours=1)).step is Step.WAIT
     plan = c.next_step(prompt, SOME, NOW + c.KEEP_FOR)
@@ -76,7 +83,7 @@ def test_keep_for_a_day_asks_again_a_day_later_and_starts_the_count_over() -> No
 
 
 def test_not_mine_goes_to_the_approvers_at_once() -> None:
-    prompt = c.answer(CleanupPrompt(prompts=1), Answer.NOT_MINE, "U1", NOW)
+    prompt = c.answer(CleanupPrompt(prompts=1), CleanupChoice.NOT_MINE, "U1", NOW)
     plan = c.next_step(prompt, SOME, NOW)
     assert plan.step is Step.ESCALATE and plan.prompt.escalated
     assert prompt.answered_by == "U1"
@@ -84,7 +91,7 @@ def test_not_mine_goes_to_the_approvers_at_once() -> None:
 
 def test_no_answer_after_it_is_resolved() -> None:
     with pytest.raises(c.AnswerRefused):
-        c.answer(CleanupPrompt(status=PromptStatus.RESOLVED), Answer.KEEP, "U1", NOW)
+        c.answer(CleanupPrompt(status=PromptStatus.RESOLVED), CleanupChoice.KEEP, "U1", NOW)
 
 
 # --- extensions -------------------------------------------------------------------------

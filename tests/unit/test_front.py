@@ -142,7 +142,7 @@ def test_only_commands_answered_in_the_ack_skip_the_replay_check() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "pure"),
+    ("text", "in_ack"),
     [
         ("help", True),
         ("", True),
@@ -162,8 +162,8 @@ def test_only_commands_answered_in_the_ack_skip_the_replay_check() -> None:
         ("helpme", False),
     ],
 )
-def test_which_commands_are_answered_in_their_ack(text: str, pure: bool) -> None:
-    assert answered_in_ack({"command": "/gpu", "text": text}) is pure
+def test_which_commands_are_answered_in_their_ack(text: str, in_ack: bool) -> None:
+    assert answered_in_ack({"command": "/gpu", "text": text}) is in_ack
     assert answered_in_ack({"command": "/other", "text": text}) is False
 
 

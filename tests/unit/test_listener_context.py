@@ -19,32 +19,32 @@ def body_of(encoded: tuple[str, str]) -> dict[str, Any]:
 
 
 def test_a_command() -> None:
-    about = parse(body_of(payloads.slash_command("status R3", "U1", "https://r/1", "T-9", "C9")))
-    assert about == Interaction(
+    incoming = parse(body_of(payloads.slash_command("status R3", "U1", "https://r/1", "T-9", "C9")))
+    assert incoming == Interaction(
         user="U1",
         surface=Surface.COMMAND,
         response_url="https://r/1",
         trigger_id="T-9",
         channel="C9",
     )
-    assert not about.from_home
+    assert not incoming.from_home
 
 
 def test_a_button_in_a_message() -> None:
-    about = parse(body_of(payloads.button_click("gpu_approve", "R7", "U2", "https://r/2")))
-    assert about is not None
-    assert (about.user, about.request_id, about.surface) == ("U2", "R7", Surface.MESSAGE)
-    assert about.response_url == "https://r/2"
-    assert about.channel == "C0APPROVALS"
-    assert not about.from_home
+    incoming = parse(body_of(payloads.button_click("gpu_approve", "R7", "U2", "https://r/2")))
+    assert incoming is not None
+    assert (incoming.user, incoming.request_id, incoming.surface) == ("U2", "R7", Surface.MESSAGE)
+    assert incoming.response_url == "https://r/2"
+    assert incoming.channel == "C0APPROVALS"
+    assert not incoming.from_home
 
 
 def test_a_button_in_app_home_has_no_response_url() -> None:
     body = body_of(payloads.button_click("gpu_approve", "R7", "U2", None, container="home"))
-    about = parse(body)
-    assert about is not None
-    assert about.surface is Surface.HOME and about.from_home
-    assert about.response_url is None
+    incoming = parse(body)
+    assert incoming is not None
+    assert incoming.surface is Surface.HOME and incoming.from_home
+    assert incoming.response_url is None
 
 
 def test_a_modal_carries_where_it_was_opened() -> None:
@@ -52,12 +52,12 @@ def test_a_modal_carries_where_it_was_opened() -> None:
     assert opener is not None
     metadata = json.dumps(opener.modal_metadata("R7"))
     values = {"choice": payloads.select("spot:0"), "reason": payloads.text_input("eval")}
-    about = parse(body_of(payloads.view_submission("gpu_submit", values, "U2", metadata)))
-    assert about is not None
-    assert about.surface is Surface.MODAL and about.opened_from is Surface.MESSAGE
-    assert (about.request_id, about.response_url) == ("R7", "https://r/3")
-    assert about.value("choice") == "spot:0" and about.value("reason") == "eval"
-    assert not about.from_home
+    incoming = parse(body_of(payloads.view_submission("gpu_submit", values, "U2", metadata)))
+    assert incoming is not None
+    assert incoming.surface is Surface.MODAL and incoming.opened_from is Surface.MESSAGE
+    assert (incoming.request_id, incoming.response_url) == ("R7", "https://r/3")
+    assert incoming.value("choice") == "spot:0" and incoming.value("reason") == "eval"
+    assert not incoming.from_home
 
 
 def test_a_modal_opened_in_app_home_answers_by_dm() -> None:
@@ -66,24 +66,24 @@ def test_a_modal_opened_in_app_home_answers_by_dm() -> None:
     )
     assert opener is not None
     metadata = json.dumps(opener.modal_metadata("R7", keep_response_url=False))
-    about = parse(body_of(payloads.view_submission("gpu_reject", {}, "U2", metadata)))
-    assert about is not None
-    assert about.from_home and about.response_url is None
+    incoming = parse(body_of(payloads.view_submission("gpu_reject", {}, "U2", metadata)))
+    assert incoming is not None
+    assert incoming.from_home and incoming.response_url is None
 
 
 def test_a_reject_form_opened_before_an_upgrade_still_refreshes_app_home() -> None:
     metadata = json.dumps({"request": "R7", "from_home": "true"})
-    about = parse(body_of(payloads.view_submission("gpu_reject", {}, "U2", metadata)))
-    assert about is not None and about.from_home and about.request_id == "R7"
+    incoming = parse(body_of(payloads.view_submission("gpu_reject", {}, "U2", metadata)))
+    assert incoming is not None and incoming.from_home and incoming.request_id == "R7"
 
 
 def test_unreadable_metadata_reads_as_none() -> None:
-    about = parse(body_of(payloads.view_submission("gpu_submit", {}, "U2", "{not json")))
-    assert about is not None
-    assert (about.request_id, about.response_url, about.opened_from) == (None, None, None)
+    incoming = parse(body_of(payloads.view_submission("gpu_submit", {}, "U2", "{not json")))
+    assert incoming is not None
+    assert (incoming.request_id, incoming.response_url, incoming.opened_from) == (None, None, None)
 
 
 def test_an_event_names_its_user() -> None:
-    about = parse(body_of(payloads.event({"type": "app_home_opened", "user": "U5"})))
-    assert about == Interaction(user="U5", surface=Surface.EVENT)
+    incoming = parse(body_of(payloads.event({"type": "app_home_opened", "user": "U5"})))
+    assert incoming == Interaction(user="U5", surface=Surface.EVENT)
     assert parse(body_of(payloads.event({"type": "tokens_revoked"}))) is None

@@ -201,13 +201,13 @@ def test_on_demand_and_spot_follow_their_requested_window(kind: str) -> None:
     )
     now = window.start - 5 * 24 * H
     scheduled = approved.model_copy(update={"state": State.SCHEDULED})
-    plan = r.follow(approved, scheduled, LEADS_START, LEADS_END, now)
+    plan = r.reminder_changes(approved, scheduled, LEADS_START, LEADS_END, now)
     assert kinds(list(plan.schedule)) == [("before-end", 2 * H), ("before-end", 24 * H)]
     assert {x.anchor for x in plan.schedule} == {window.end}
     # Nothing again on a save that does not change the state; the cleanup at the end.
-    assert r.follow(scheduled, scheduled, LEADS_START, LEADS_END, now).empty
+    assert r.reminder_changes(scheduled, scheduled, LEADS_START, LEADS_END, now).empty
     expired = scheduled.model_copy(update={"state": State.EXPIRED})
-    ended = r.follow(scheduled, expired, LEADS_START, LEADS_END, window.end + H)
+    ended = r.reminder_changes(scheduled, expired, LEADS_START, LEADS_END, window.end + H)
     assert ended.cleanup_at == window.end + H and ended.schedule == ()
     assert {f"R1:before-end:{24 * 3600}", f"R1:before-end:{2 * 3600}"} <= set(ended.cancel)
     # A Capacity Block choice without a reservation yet has no window of its own.
