@@ -89,7 +89,7 @@ def approve_confirmed(talk: Conversation, services: Services, client: WebClient)
     """The confirmed Approve: decided again from a fresh read (compare-and-set)."""
     incoming = talk.interaction
     request_id = incoming.request_id or ""
-    decision = services.approvals.approve(request_id, incoming.user)
+    decision = services.approvals.approve(request_id, talk.actor)
     if decision is None:
         talk.say(f"There is no request {esc(request_id)}.")
     elif decision.outcome is Outcome.PARTIAL:
@@ -97,7 +97,7 @@ def approve_confirmed(talk: Conversation, services: Services, client: WebClient)
     elif not decision.outcome.changed:
         talk.say(refusal_text(decision.outcome, decision.record))
     if incoming.from_home:
-        publish_home(services, client, incoming.user)
+        publish_home(services, client, talk.actor)
 
 
 def open_reject_form(talk: Conversation, services: Services, client: WebClient) -> None:
@@ -111,7 +111,7 @@ def _open_decision_form(
 ) -> None:
     incoming = talk.interaction
     request_id = incoming.request_id or ""
-    record, refused = services.approvals.refusal(request_id, incoming.user, approving=approving)
+    record, refused = services.approvals.refusal(request_id, talk.actor, approving=approving)
     check_the_card(talk, services)
     if record is None:
         talk.say(f"There is no request {esc(request_id)}.")

@@ -69,9 +69,7 @@ def ask_extension(talk: Conversation, services: Services) -> None:
         return
     request_id, hours = pair
     try:
-        asked = services.extensions.ask(
-            request_id, incoming.user, services.approvals.is_approver(incoming.user), hours
-        )
+        asked = services.extensions.ask(request_id, talk.actor, hours)
     except ExtensionError as exc:
         talk.refuse(str(exc))
         return
@@ -101,10 +99,8 @@ def _open_extension_form(
     decision = _extension_decision(talk, services)
     if decision is None:
         return
-    request_id, number, is_approver = decision
-    ext, refused = services.extensions.decision_refusal(
-        request_id, number, incoming.user, is_approver
-    )
+    request_id, number = decision
+    ext, refused = services.extensions.decision_refusal(request_id, number, talk.actor)
     if ext is None:
         talk.refuse(esc(refused or "Nothing to decide."))
         return
@@ -124,23 +120,21 @@ def decide_extension(
     decision = _extension_decision(talk, services)
     if decision is None:
         return
-    request_id, number, is_approver = decision
-    said = services.extensions.decide(
-        request_id, number, incoming.user, is_approver, approve, reason=reason
-    )
+    request_id, number = decision
+    said = services.extensions.decide(request_id, number, talk.actor, approve, reason=reason)
     talk.say(esc(said))
     if incoming.from_home and client is not None:
-        publish_home(services, client, incoming.user)  # the decided extension leaves the list
+        publish_home(services, client, talk.actor)  # the decided extension leaves the list
 
 
-def _extension_decision(talk: Conversation, services: Services) -> tuple[str, int, bool] | None:
-    """(request id, extension number, whether the clicker is an approver) from an
-    extension's button or reject form; None after saying the button is malformed."""
+def _extension_decision(talk: Conversation, services: Services) -> tuple[str, int] | None:
+    """(request id, extension number) from an extension's button or reject form; None
+    after saying the button is malformed."""
     pair = _pair(talk.interaction.request_id or "")
     if pair is None:
         talk.refuse("That button is malformed.")
         return None
-    return (*pair, services.approvals.is_approver(talk.interaction.user))
+    return pair
 
 
 def _cleanup_listener(
@@ -153,9 +147,5 @@ def _cleanup_listener(
 
 
 def answer_cleanup(talk: Conversation, services: Services, choice: CleanupChoice) -> None:
-    incoming = talk.interaction
-    is_approver = services.approvals.is_approver(incoming.user)
-    said = services.reminders.answer_cleanup(
-        incoming.request_id or "", incoming.user, choice, is_approver
-    )
+    said = services.reminders.answer_cleanup(talk.interaction.request_id or "", talk.actor, choice)
     talk.say(esc(said))

@@ -265,7 +265,8 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
         what = f"request {esc(request_id)}" if request_id else "any request of yours"
         talk.show(f"I can't find {what}. `/gpu list` shows yours.")
         return
-    if not _sees_in_full(services, record.requester, talk.interaction.user):
+    everyone = services.settings.requests_visible == "all"
+    if not sees_in_full(record.requester, talk.actor, everyone):
         talk.show(f"Request {record.id}: {record.state.label}", status_summary_blocks(record))
         return
     blocks = status_blocks(record, services.queries.history(record.id))
@@ -273,13 +274,6 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
     if deployments:
         blocks.append(deployments_block(deployments))
     talk.show(f"Request {record.id}: {record.state.label}", blocks)
-
-
-def _sees_in_full(services: Services, requester: str, user: str) -> bool:
-    if user == requester:
-        return True  # without asking who approves
-    everyone = services.settings.requests_visible == "all"
-    return sees_in_full(requester, user, services.approvals.is_approver(user), everyone)
 
 
 def list_args(rest: str) -> tuple[bool, int] | None:
@@ -305,10 +299,10 @@ def _list(talk: Conversation, services: Services, only_waiting: bool, page: int)
         blocks += list_blocks(
             "Your requests", mine, "No requests yet.", offset=offset, total=total, more=more
         )
-    waiting = services.approvals.waiting_for(user)
+    waiting = services.approvals.waiting_for(talk.actor)
     if waiting is not None and (only_waiting or page == 1):
         # Requests and extensions alike, each with its buttons, a page at a time.
-        extensions = services.extensions.waiting_for(user, True)
+        extensions = services.extensions.waiting_for(talk.actor)
         shown_from = (page - 1) * WAITING_PAGE if only_waiting else 0
         more = f"/gpu list waiting {page + 1 if only_waiting else 2}"
         blocks += waiting_blocks([*waiting, *extensions], offset=shown_from, more=more)

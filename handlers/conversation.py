@@ -15,6 +15,7 @@ from slack_bolt import Ack, BoltContext
 
 from bot.after_ack import AfterAck
 from bot.blocks.text import esc
+from bot.services.actor import Actor
 from bot.services.replies import Replies
 from handlers.context import Interaction, Surface
 
@@ -26,8 +27,11 @@ SORRY = (
 
 
 class Conversation:
-    def __init__(self, interaction: Interaction, replies: Replies, after_ack: AfterAck) -> None:
+    def __init__(
+        self, interaction: Interaction, actor: Actor, replies: Replies, after_ack: AfterAck
+    ) -> None:
         self.interaction = interaction
+        self.actor = actor  # who acted, for the services to decide with
         self._replies = replies
         self._after_ack = after_ack
 

@@ -95,12 +95,11 @@ def show_deployment(talk: Conversation, services: Services, deployment_id: str) 
     if known is None:
         talk.show(f"I can't find deployment {esc(deployment_id)}.")
         return
-    user = talk.interaction.user
+    actor = talk.actor
     record = services.queries.get(known.request_id)
     involved = {known.requester, record.requester if record else known.requester}
     everyone = services.settings.requests_visible == "all"
-    is_approver = user not in involved and services.approvals.is_approver(user)
-    if not (user in involved or sees_in_full(known.requester, user, is_approver, everyone)):
+    if not (actor.user in involved or sees_in_full(known.requester, actor, everyone)):
         text = (
             f"Deployment *{known.id}* of {esc(known.request_id)} is {known.state.label}. Only "
             "its requester and the approvers see its details."
@@ -113,11 +112,9 @@ def show_deployment(talk: Conversation, services: Services, deployment_id: str) 
 
 def clean_up(talk: Conversation, services: Services, target: str | None) -> None:
     """`/gpu cleanup D3` (or R3: each of its deployments), or the Clean up button."""
-    incoming = talk.interaction
-    wanted = (target or incoming.request_id or "").strip().upper()
-    is_approver = services.approvals.is_approver(incoming.user)
+    wanted = (target or talk.interaction.request_id or "").strip().upper()
     if is_deployment_id(wanted):
-        said = [services.deploys.cleanup(wanted, incoming.user, is_approver)]
+        said = [services.deploys.cleanup(wanted, talk.actor)]
     else:
-        said = services.deploys.cleanup_request(wanted, incoming.user, is_approver)
+        said = services.deploys.cleanup_request(wanted, talk.actor)
     talk.say("\n".join(esc(s) for s in said))

@@ -8,6 +8,7 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.blocks.home import home_view
+from bot.services.actor import Actor
 from bot.services.container import Services
 from handlers.context import INTERACTION
 from handlers.conversation import conversation
@@ -20,12 +21,13 @@ def register(app: App, services: Services) -> None:
             return  # another tab, or nobody to show it to (the front refuses such a body)
         talk = conversation(context)
         # Nobody asked for anything: a failure is logged, not told.
-        talk.later(publish_home, services, client, talk.interaction.user, tell_failure=False)
+        talk.later(publish_home, services, client, talk.actor, tell_failure=False)
 
 
-def publish_home(services: Services, client: WebClient, user: str) -> None:
-    waiting = services.approvals.waiting_for(user)
-    extensions = services.extensions.waiting_for(user, waiting is not None)
+def publish_home(services: Services, client: WebClient, actor: Actor) -> None:
+    user = actor.user
+    waiting = services.approvals.waiting_for(actor)
+    extensions = services.extensions.waiting_for(actor)
     mine = services.queries.mine(user)
     view = home_view(
         mine,

@@ -1,5 +1,7 @@
 """Global middleware: a short id per Slack request (on the context and in the logs), and
-the payload read once into an `Interaction` with its `Conversation` for the listeners."""
+the payload read once into an `Interaction`, the `Actor` the services decide with (who,
+and whether they may approve: asked once, when first needed) and the `Conversation` that
+answers them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.middleware import Middleware
 
+from bot.services.actor import Actor
 from bot.services.container import Services
 from handlers.context import INTERACTION, parse
 from handlers.conversation import CONVERSATION, Conversation
@@ -41,5 +44,8 @@ class _Interaction(Middleware):
         if parsed is not None:
             context[INTERACTION] = parsed
             services = self._services
-            context[CONVERSATION] = Conversation(parsed, services.replies, services.after_ack)
+            actor = Actor(parsed.user, services.approvals.is_approver)
+            context[CONVERSATION] = Conversation(
+                parsed, actor, services.replies, services.after_ack
+            )
         return next()

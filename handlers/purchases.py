@@ -8,6 +8,7 @@ from slack_bolt import Ack, App, BoltContext
 from bot.blocks.ids import ActionId
 from bot.blocks.text import esc
 from bot.domain.lifecycle import State
+from bot.services.actor import NotAllowed
 from bot.services.container import Services
 from handlers.conversation import Conversation, after_ack
 
@@ -24,10 +25,11 @@ def register(app: App, services: Services) -> None:
 
 def check_click(talk: Conversation, services: Services) -> None:
     incoming = talk.interaction
-    if not services.approvals.is_approver(incoming.user):
-        talk.say(":warning: Only approvers can check a purchase.")
+    try:
+        record = services.purchases.check_again(incoming.request_id or "", talk.actor)
+    except NotAllowed as exc:
+        talk.refuse(str(exc))
         return
-    record = services.purchases.check_again(incoming.request_id or "")
     if record is None:
         talk.say(f"There is no request {esc(incoming.request_id or '')}.")
     elif record.state is State.PURCHASE_UNKNOWN:
@@ -38,10 +40,11 @@ def check_click(talk: Conversation, services: Services) -> None:
 
 def mark_failed_click(talk: Conversation, services: Services) -> None:
     incoming = talk.interaction
-    if not services.approvals.is_approver(incoming.user):
-        talk.say(":warning: Only approvers can mark a purchase failed.")
+    try:
+        record = services.purchases.mark_failed(incoming.request_id or "", talk.actor)
+    except NotAllowed as exc:
+        talk.refuse(str(exc))
         return
-    record = services.purchases.mark_failed(incoming.request_id or "", incoming.user)
     if record is None:
         talk.say(f"There is no request {esc(incoming.request_id or '')}.")
     else:

@@ -130,8 +130,8 @@ def checked_reason(ack: Ack, context: BoltContext) -> str | None:
 
 def reject_request(talk: Conversation, services: Services, client: WebClient, reason: str) -> None:
     incoming = talk.interaction
-    decision = services.approvals.reject(incoming.request_id or "", incoming.user, reason)
+    decision = services.approvals.reject(incoming.request_id or "", talk.actor, reason)
     if decision is not None and not decision.outcome.changed:
         talk.say(refusal_text(decision.outcome, decision.record))
     if incoming.from_home:
-        publish_home(services, client, incoming.user)
+        publish_home(services, client, talk.actor)

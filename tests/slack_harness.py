@@ -30,6 +30,7 @@ from bot.config import Settings
 from bot.domain.cost_chart import CostChart
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
+from bot.services.actor import Actor
 from bot.services.delivery import PACE_SECONDS
 from bot.services.notifications import KINDS as NOTIFICATION_KINDS
 from bot.services.ports.charts import ChartRenderer
@@ -298,6 +299,11 @@ class BotUnderTest:
         private_metadata: str = "",
     ) -> Reply:
         return self.post(*payloads.view_submission(callback_id, values, user, private_metadata))
+
+    def actor(self, user: str) -> Actor:
+        """`user` as the middleware makes them for a service: the approver question asked
+        of the bot's own directory."""
+        return Actor(user, self.services.approvals.is_approver)
 
     def wait(self) -> None:
         """Until the work after each ack is done and no job is due (quotes run as jobs).

@@ -4,7 +4,20 @@ unless the workspace chose to show every request to everyone."""
 
 from __future__ import annotations
 
+from typing import Protocol
 
-def sees_in_full(requester: str, user: str, is_approver: bool, everyone: bool = False) -> bool:
-    """Whether `user` sees a request of `requester` in full (`everyone`: all do)."""
-    return everyone or user == requester or is_approver
+
+class Viewer(Protocol):
+    """Who looks (bot.services.actor.Actor is one)."""
+
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def is_approver(self) -> bool: ...
+
+
+def sees_in_full(requester: str, viewer: Viewer, everyone: bool = False) -> bool:
+    """Whether `viewer` sees a request of `requester` in full (`everyone`: all do). The
+    approver question is asked last: the requester and `everyone` need no answer."""
+    return everyone or viewer.user == requester or viewer.is_approver

@@ -16,6 +16,7 @@ from bot.domain.decisions import Outcome
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.request_ids import normalise_id
+from bot.services.actor import Actor
 from bot.services.approvers import ApproverDirectory
 from bot.services.changes import Change, apply_change
 from bot.services.jobs import notify_job, purchase_job, timeout_job_id
@@ -31,28 +32,28 @@ class ApprovalService:
     def is_approver(self, user: str) -> bool:
         return self.directory.is_approver(user)
 
-    def waiting_for(self, user: str) -> list[CapacityRecord] | None:
-        """Pending requests this user may decide (not their own); None when they are
-        not an approver (one approver check answers both)."""
-        if not self.is_approver(user):
+    def waiting_for(self, actor: Actor) -> list[CapacityRecord] | None:
+        """Pending requests this person may decide (not their own); None when they are
+        not an approver."""
+        if not actor.is_approver:
             return None
         pending = self.store.in_state(State.PENDING_APPROVAL)
+        user = actor.user
         return [r for r in pending if r.requester != user and user not in r.approvers]
 
     def refusal(
-        self, request_id: str, user: str, approving: bool = False
+        self, request_id: str, actor: Actor, approving: bool = False
     ) -> tuple[CapacityRecord | None, Outcome | None]:
-        """Why `user` may not decide (`approving`: approve) this request now; None when
+        """Why `actor` may not decide (`approving`: approve) this request now; None when
         they may."""
         record = self.store.get(normalise_id(request_id))
         if record is None:
             return None, None
-        is_approver = self.directory.is_approver(user)
         check = approval.approve_refusal if approving else approval.refusal
-        return record, check(record, user, is_approver, self.clock.now())
+        return record, check(record, actor.user, actor.is_approver, self.clock.now())
 
-    def approve(self, request_id: str, user: str) -> Decision | None:
-        is_approver = self.directory.is_approver(user)
+    def approve(self, request_id: str, actor: Actor) -> Decision | None:
+        user, is_approver = actor.user, actor.is_approver
 
         def describe(record: CapacityRecord, decision: Decision) -> Change:
             if decision.outcome is Outcome.PARTIAL:
@@ -66,8 +67,8 @@ class ApprovalService:
             describe,
         )
 
-    def reject(self, request_id: str, user: str, reason: str) -> Decision | None:
-        is_approver = self.directory.is_approver(user)
+    def reject(self, request_id: str, actor: Actor, reason: str) -> Decision | None:
+        user, is_approver = actor.user, actor.is_approver
         return self._decide(
             request_id,
             lambda record: approval.reject(record, user, is_approver, reason, self.clock.now()),

@@ -41,6 +41,7 @@ from bot.domain.extension import (
 )
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation, SlackMessage
+from bot.services.actor import Actor
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
 from bot.services.jobs import BUYING, JobKind, JobRegistry, RetryLater, notify_job
@@ -119,12 +120,12 @@ class ExtensionService:
     def ask(
         self,
         request_id: str,
-        user: str,
-        is_approver: bool,
+        actor: Actor,
         hours: int = DEFAULT_EXTENSION_HOURS,
     ) -> Asked:
         """The Extend button: look up the price now and ask the approvers."""
-        record = self._extendable(request_id, user, is_approver)
+        record = self._extendable(request_id, actor)
+        user = actor.user
         res = record.reservation
         assert res is not None
         duration = int((res.end - res.start).total_seconds() // 3600)
@@ -167,11 +168,11 @@ class ExtensionService:
             raise ExtensionError(f"An extension of {request_id} is already waiting.")
         return Asked(saved.extension, saved)
 
-    def _extendable(self, request_id: str, user: str, is_approver: bool) -> CapacityRecord:
+    def _extendable(self, request_id: str, actor: Actor) -> CapacityRecord:
         record = self.store.get(request_id)
         if record is None:
             raise ExtensionError(f"There is no request {request_id}.")
-        if user != record.requester and not is_approver:
+        if actor.user != record.requester and not actor.is_approver:
             raise ExtensionError(
                 f"Only the requester of {request_id} or an approver can extend it."
             )
@@ -188,11 +189,12 @@ class ExtensionService:
             raise ExtensionError(f"An extension of {request_id} is already {status}.")
         return record
 
-    def waiting_for(self, user: str, is_approver: bool) -> list[CapacityRecord]:
+    def waiting_for(self, actor: Actor) -> list[CapacityRecord]:
         """The requests whose extension waits for `user` to decide: pending approval and
         asked by someone else (the same rule as the decision's). Empty for non-approvers."""
-        if not is_approver:
+        if not actor.is_approver:
             return []
+        user, is_approver = actor.user, True
         found = [r for state in EXTENDABLE_STATES for r in self.store.in_state(state)]
         waiting = [
             r
@@ -229,28 +231,28 @@ class ExtensionService:
     # --- deciding -------------------------------------------------------------------------
 
     def decision_refusal(
-        self, request_id: str, number: int, user: str, is_approver: bool
+        self, request_id: str, number: int, actor: Actor
     ) -> tuple[Extension | None, str | None]:
-        """The extension `user` is about to decide and, when they may not, why (asked
+        """The extension `actor` is about to decide and, when they may not, why (asked
         before opening the reason form, so a refusal comes before any typing)."""
         record = self.store.get(request_id)
         if record is None:
             return None, f"There is no request {request_id}."
-        why = _decision_refusal(record, number, user, is_approver)
+        why = _decision_refusal(record, number, actor.user, actor.is_approver)
         return (record.extension if why is None else None), why
 
     def decide(
         self,
         request_id: str,
         number: int,
-        user: str,
-        is_approver: bool,
+        actor: Actor,
         approve: bool,
         reason: str = "",
     ) -> str:
         """Approve or Reject: the pure decision (bot.domain.extension.decide) applied as a
         compare-and-set; the last approval needed schedules the purchase in that step."""
         now = self.clock.now()
+        user, is_approver = actor.user, actor.is_approver
         refused: list[str] = []
         outcomes: list[Outcome] = []
 

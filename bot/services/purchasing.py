@@ -30,6 +30,7 @@ from bot.domain.purchase import (
 )
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
+from bot.services.actor import Actor, NotAllowed
 from bot.services.changes import Change, apply_change
 from bot.services.jobs import RetryLater, notify_job, purchase_job, track_job
 from bot.services.ports import (
@@ -406,14 +407,23 @@ class PurchaseService:
         saved, _ = apply_change(self.store, record.id, unknown, self.clock.now)
         return saved
 
-    def check_again(self, request_id: str) -> CapacityRecord | None:
-        """The Check again button: look in AWS once more (never buys)."""
+    def check_again(self, request_id: str, actor: Actor) -> CapacityRecord | None:
+        """The Check again button (approvers only): look in AWS once more (never
+        buys). Raises NotAllowed for anyone else."""
+        if not actor.is_approver:
+            raise NotAllowed("Only approvers can check a purchase.")
         record = self.store.get(request_id)
         if record is None or record.state is not State.PURCHASE_UNKNOWN:
             return record
         return self.reconcile(record)
 
-    def mark_failed(self, request_id: str, user: str) -> CapacityRecord | None:
+    def mark_failed(self, request_id: str, actor: Actor) -> CapacityRecord | None:
+        """Mark failed (approvers only): a person's word that nothing was bought; the bot
+        never buys it again. Raises NotAllowed for anyone else."""
+        if not actor.is_approver:
+            raise NotAllowed("Only approvers can mark a purchase failed.")
+        user = actor.user
+
         def failed(r: CapacityRecord) -> Change | None:
             if r.state is not State.PURCHASE_UNKNOWN:
                 return None

@@ -52,6 +52,7 @@ from bot.domain.reminders import (
     request_window,
     timeliness,
 )
+from bot.services.actor import Actor
 from bot.services.changes import BOT, Change, apply_change
 from bot.services.delivery import OnceOnly
 from bot.services.jobs import JobKind, JobRegistry, RetryLater
@@ -308,16 +309,16 @@ class ReminderService:
 
         apply_change(self.store, request_id, saved, self.clock.now)
 
-    def answer_cleanup(
-        self, request_id: str, user: str, choice: CleanupChoice, is_approver: bool
-    ) -> str:
+    def answer_cleanup(self, request_id: str, actor: Actor, choice: CleanupChoice) -> str:
         """A button on the prompt (the requester's) or its escalation (the approvers');
         returns what to tell the person who pressed it."""
         now = self.clock.now()
         refusal: list[str] = []
+        user = actor.user
 
         def answered(r: CapacityRecord) -> Change | None:
-            if user != r.requester and (not is_approver or choice is CleanupChoice.NOT_MINE):
+            mine = user == r.requester
+            if not mine and (choice is CleanupChoice.NOT_MINE or not actor.is_approver):
                 refusal.append(f"Only the requester of {r.id} or an approver can answer this.")
                 return None
             if r.state is State.CLEANED_UP:

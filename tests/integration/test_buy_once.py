@@ -47,7 +47,7 @@ def market(bot: BotUnderTest) -> Any:
 def approved(bot: BotUnderTest, kind: str) -> str:
     """A request for `kind` approved by the service (its purchase job is due, not run)."""
     request_id = submitted(bot, REQUESTS[kind], f"{kind}:0")
-    decision = bot.services.approvals.approve(request_id, APPROVER)
+    decision = bot.services.approvals.approve(request_id, bot.actor(APPROVER))
     assert decision is not None and bot.record(request_id).state is State.APPROVED
     return request_id
 

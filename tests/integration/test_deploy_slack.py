@@ -226,7 +226,7 @@ def test_a_plan_ending_under_a_live_endpoint_is_reported_before_and_when_it_happ
 def test_a_deployment_cleaned_up_before_the_plan_ends_hears_nothing_of_it(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     request_id, d = in_service(bot)
-    bot.services.deploys.cleanup(d.id, REQUESTER, False)
+    bot.services.deploys.cleanup(d.id, bot.actor(REQUESTER))
     run_until(bot, d.id, DeployState.DELETED)
     end = bot.record(request_id).reservation.end  # type: ignore[union-attr]
     bot.clock.set(end + timedelta(minutes=1))

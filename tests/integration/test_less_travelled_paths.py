@@ -155,7 +155,7 @@ def test_a_decision_that_loses_a_race_is_decided_again_on_a_fresh_read(make_bot)
         if not raced and record is not None and record.state is State.PENDING_APPROVAL:
             raced.append(True)
             # Another approver's click lands between this read and the write below.
-            bot.services.approvals.approve(rid, "U0APPROVER2")
+            bot.services.approvals.approve(rid, bot.actor("U0APPROVER2"))
         return record
 
     store.get = get_then_race  # type: ignore[method-assign]

@@ -89,7 +89,7 @@ def test_app_home_says_how_to_see_the_rest(make_bot) -> None:  # type: ignore[no
     bot: BotUnderTest = make_bot()
     _store_requests(bot, 30)
     client: Any = bot.app.client
-    publish_home(bot.services, client, REQUESTER)
+    publish_home(bot.services, client, bot.actor(REQUESTER))
     (published,) = bot.fake.of("views.publish")
     shown = json.dumps(published.args["view"], ensure_ascii=False)
     assert "10 more: `/gpu list 2` shows the next 10." in shown

@@ -304,7 +304,7 @@ def test_killed_after_the_purchase_call_reconcile_finds_it_and_never_buys_again(
 ) -> None:
     bot = make_bot()
     request_id = submitted(bot, BLOCK)
-    assert bot.services.approvals.approve(request_id, APPROVER) is not None
+    assert bot.services.approvals.approve(request_id, bot.actor(APPROVER)) is not None
     run_killed(bot, redis_url, request_id, "after")
     record = bot.record(request_id)
     assert record.state is State.PURCHASING and record.attempt is not None
@@ -326,7 +326,7 @@ def test_killed_before_the_call_nothing_is_found_and_a_person_decides(
 ) -> None:
     bot = make_bot()
     request_id = submitted(bot, BLOCK)
-    assert bot.services.approvals.approve(request_id, APPROVER) is not None
+    assert bot.services.approvals.approve(request_id, bot.actor(APPROVER)) is not None
     run_killed(bot, redis_url, request_id, "before")
     bot.clock.advance(timedelta(minutes=6))
     bot.wait()

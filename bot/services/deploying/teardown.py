@@ -14,6 +14,7 @@ from bot.domain.deployment.record import (
     DeployState,
 )
 from bot.domain.records import CapacityRecord
+from bot.services.actor import Actor
 from bot.services.changes import BOT
 from bot.services.deploying.base import DeploymentRecords
 from bot.services.deploying.jobs import DELETE_ORDER, POLL, STANDING, undeploy_job
@@ -41,13 +42,14 @@ class DeployTeardown(DeploymentRecords):
         ]
         return [d for d in found if not d.state.final]
 
-    def cleanup(self, deployment_id: str, user: str, is_approver: bool) -> str:
+    def cleanup(self, deployment_id: str, actor: Actor) -> str:
         """Start deleting a deployment (the Clean up button, `/gpu cleanup D3`); what to
         tell the person. The undeploy job deletes and verifies."""
         d = self.deployments.deployment(deployment_id)
         if d is None:
             return f"There is no deployment {deployment_id}."
-        if user != d.requester and not is_approver:
+        user = actor.user
+        if user != d.requester and not actor.is_approver:
             return f"Only {d.id}'s requester or an approver can clean it up."
         if d.state is DeployState.DELETED:
             return f"{d.id} is cleaned up already: nothing tagged for it is left."
@@ -70,12 +72,12 @@ class DeployTeardown(DeploymentRecords):
             "then its configuration. Its message says when nothing is left."
         )
 
-    def cleanup_request(self, request_id: str, user: str, is_approver: bool) -> list[str]:
+    def cleanup_request(self, request_id: str, actor: Actor) -> list[str]:
         """`/gpu cleanup R3`: every deployment of the request that may hold something."""
         live = [d for d in self.deployments.deployments_of(request_id) if d.state.live]
         if not live:
             return [f"{request_id} has no deployment holding anything in AWS."]
-        return [self.cleanup(d.id, user, is_approver) for d in live]
+        return [self.cleanup(d.id, actor) for d in live]
 
     def run_undeploy(self, deployment_id: str) -> Deployment | None:
         d = self.deployments.deployment(deployment_id)
