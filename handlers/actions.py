@@ -11,6 +11,7 @@ from bot.blocks.modals import approve_form, reject_form, submit_form
 from bot.blocks.quote import request_title
 from bot.blocks.refusals import refusal_text
 from bot.blocks.text import esc
+from bot.blocks.values import RequestRef
 from bot.domain.decisions import Outcome
 from bot.services.container import Services
 from bot.services.submissions import RequestError
@@ -38,8 +39,10 @@ def register(app: App, services: Services) -> None:
 
 
 def open_submit_form(talk: Conversation, services: Services, client: WebClient) -> None:
-    incoming = talk.interaction
-    request_id = incoming.request_id or ""
+    incoming, ref = talk.interaction, talk.subject(RequestRef)
+    if ref is None:
+        return
+    request_id = ref.request_id
     record = services.queries.get(request_id)
     try:
         quote = services.submissions.submittable(record, incoming.user, request_id)
@@ -53,7 +56,9 @@ def open_submit_form(talk: Conversation, services: Services, client: WebClient) 
 
 
 def cancel_from_button(talk: Conversation, services: Services) -> None:
-    cancel_request(talk, services, talk.interaction.request_id or "")
+    ref = talk.subject(RequestRef)
+    if ref is not None:
+        cancel_request(talk, services, ref.request_id)
 
 
 def cancel_request(talk: Conversation, services: Services, request_id: str) -> None:
@@ -74,7 +79,7 @@ def check_the_card(talk: Conversation, services: Services) -> None:
     copy = incoming.surface is Surface.MESSAGE and not incoming.ephemeral
     if copy and incoming.channel and incoming.message_ts:
         services.notifications.clicked_card(
-            incoming.request_id or "", incoming.channel, incoming.message_ts
+            incoming.subject or "", incoming.channel, incoming.message_ts
         )
 
 
@@ -87,8 +92,10 @@ def open_approve_form(talk: Conversation, services: Services, client: WebClient)
 
 def approve_confirmed(talk: Conversation, services: Services, client: WebClient) -> None:
     """The confirmed Approve: decided again from a fresh read (compare-and-set)."""
-    incoming = talk.interaction
-    request_id = incoming.request_id or ""
+    incoming, ref = talk.interaction, talk.subject(RequestRef)
+    if ref is None:
+        return
+    request_id = ref.request_id
     decision = services.approvals.approve(request_id, talk.actor)
     if decision is None:
         talk.say(f"There is no request {esc(request_id)}.")
@@ -109,8 +116,10 @@ def open_reject_form(talk: Conversation, services: Services, client: WebClient) 
 def _open_decision_form(
     talk: Conversation, services: Services, client: WebClient, approving: bool
 ) -> None:
-    incoming = talk.interaction
-    request_id = incoming.request_id or ""
+    incoming, ref = talk.interaction, talk.subject(RequestRef)
+    if ref is None:
+        return
+    request_id = ref.request_id
     record, refused = services.approvals.refusal(request_id, talk.actor, approving=approving)
     check_the_card(talk, services)
     if record is None:

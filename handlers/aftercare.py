@@ -13,6 +13,7 @@ from slack_sdk import WebClient
 from bot.blocks.ids import ActionId, CallbackId
 from bot.blocks.modals import extension_approve_form, extension_reject_form
 from bot.blocks.text import esc, usd, when
+from bot.blocks.values import ExtendAsk, ExtensionRef, RequestRef
 from bot.domain.cleanup import CleanupChoice
 from bot.domain.extension import ExtensionOffer
 from bot.services.container import Services
@@ -55,21 +56,13 @@ def register(app: App, services: Services) -> None:
             after_ack(ack, context, decide_extension, services, False, reason, client)
 
 
-def _pair(value: str) -> tuple[str, int] | None:
-    """A button value "<request id>|<number>"."""
-    request_id, _, number = value.partition("|")
-    return (request_id, int(number)) if number.isdigit() else None
-
-
 def ask_extension(talk: Conversation, services: Services) -> None:
-    incoming = talk.interaction
-    pair = _pair(incoming.request_id or "")
-    if pair is None:
-        talk.refuse("That Extend button is malformed; use the one on your latest reminder.")
+    ask = talk.subject(ExtendAsk)
+    if ask is None:
         return
-    request_id, hours = pair
+    request_id = ask.request_id
     try:
-        asked = services.extensions.ask(request_id, talk.actor, hours)
+        asked = services.extensions.ask(request_id, talk.actor, ask.hours)
     except ExtensionError as exc:
         talk.refuse(str(exc))
         return
@@ -96,17 +89,17 @@ def _open_extension_form(
     form: Callable[[str, ExtensionOffer, dict[str, str]], dict[str, Any]],
 ) -> None:
     incoming = talk.interaction
-    decision = _extension_decision(talk, services)
-    if decision is None:
+    ref = talk.subject(ExtensionRef)
+    if ref is None:
         return
-    request_id, number = decision
-    ext, refused = services.extensions.decision_refusal(request_id, number, talk.actor)
+    ext, refused = services.extensions.decision_refusal(ref.request_id, ref.number, talk.actor)
     if ext is None:
         talk.refuse(esc(refused or "Nothing to decide."))
         return
     # The outcome goes by DM: the card the button is on is the approvers'.
-    metadata = incoming.modal_metadata(incoming.request_id, keep_response_url=False)
-    client.views_open(trigger_id=incoming.trigger_id, view=form(request_id, ext.offer, metadata))
+    metadata = incoming.modal_metadata(incoming.subject, keep_response_url=False)
+    view = form(ref.request_id, ext.offer, metadata)
+    client.views_open(trigger_id=incoming.trigger_id, view=view)
 
 
 def decide_extension(
@@ -117,24 +110,15 @@ def decide_extension(
     client: WebClient | None = None,
 ) -> None:
     incoming = talk.interaction
-    decision = _extension_decision(talk, services)
-    if decision is None:
+    ref = talk.subject(ExtensionRef)
+    if ref is None:
         return
-    request_id, number = decision
-    said = services.extensions.decide(request_id, number, talk.actor, approve, reason=reason)
+    said = services.extensions.decide(
+        ref.request_id, ref.number, talk.actor, approve, reason=reason
+    )
     talk.say(esc(said))
     if incoming.from_home and client is not None:
         publish_home(services, client, talk.actor)  # the decided extension leaves the list
-
-
-def _extension_decision(talk: Conversation, services: Services) -> tuple[str, int] | None:
-    """(request id, extension number) from an extension's button or reject form; None
-    after saying the button is malformed."""
-    pair = _pair(talk.interaction.request_id or "")
-    if pair is None:
-        talk.refuse("That button is malformed.")
-        return None
-    return pair
 
 
 def _cleanup_listener(
@@ -147,5 +131,8 @@ def _cleanup_listener(
 
 
 def answer_cleanup(talk: Conversation, services: Services, choice: CleanupChoice) -> None:
-    said = services.reminders.answer_cleanup(talk.interaction.request_id or "", talk.actor, choice)
+    ref = talk.subject(RequestRef)
+    if ref is None:
+        return
+    said = services.reminders.answer_cleanup(ref.request_id, talk.actor, choice)
     talk.say(esc(said))

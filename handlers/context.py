@@ -28,7 +28,9 @@ class Surface(StrEnum):
 class Interaction:
     user: str
     surface: Surface
-    request_id: str | None = None  # the request a button or a form is about
+    # What a button carries (read it typed with Conversation.subject), or what the modal
+    # opened from one was given in its metadata.
+    subject: str | None = None
     response_url: str | None = None  # where to answer; for a modal, its opener's
     trigger_id: str | None = None  # to open a modal
     channel: str | None = None
@@ -49,13 +51,13 @@ class Interaction:
         return dict(self.values).get(block_id)
 
     def modal_metadata(
-        self, request_id: str | None = None, *, keep_response_url: bool = True
+        self, subject: str | None = None, *, keep_response_url: bool = True
     ) -> dict[str, str]:
         """What a modal opened from here carries, so its submission knows what it is
         about and where it came from (`parse` reads it back). Without
         `keep_response_url` its answers go by DM."""
         return {
-            "request": request_id or "",
+            "request": subject or "",
             "response_url": (self.response_url or "") if keep_response_url else "",
             "channel": self.channel or "",
             "opened_from": self.surface.value,
@@ -97,7 +99,7 @@ def _button(body: dict[str, Any]) -> Interaction:
     return Interaction(
         user=body["user"]["id"],
         surface=_button_surface(body),
-        request_id=str(value) if value is not None else None,
+        subject=str(value) if value is not None else None,
         response_url=body.get("response_url") or None,
         trigger_id=body.get("trigger_id"),
         channel=(body.get("channel") or {}).get("id"),
@@ -121,7 +123,7 @@ def _submission(body: dict[str, Any]) -> Interaction:
     return Interaction(
         user=body["user"]["id"],
         surface=Surface.MODAL,
-        request_id=metadata.get("request") or None,
+        subject=metadata.get("request") or None,
         response_url=metadata.get("response_url") or None,
         channel=metadata.get("channel") or None,
         opened_from=Surface(opened_from) if opened_from in set(Surface) else None,

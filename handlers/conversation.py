@@ -9,17 +9,19 @@ response_url). A failure after the ack is logged and told to them, never left ha
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from slack_bolt import Ack, BoltContext
 
 from bot.after_ack import AfterAck
 from bot.blocks.text import esc
+from bot.blocks.values import ButtonValue, MalformedValue, decode
 from bot.services.actor import Actor
 from bot.services.replies import Replies
 from handlers.context import Interaction, Surface
 
 CONVERSATION = "conversation"  # the context key
+V = TypeVar("V", bound=ButtonValue)
 SORRY = (
     ":x: That did not go through: gpu-bot hit an error (the details are in its log). "
     "Try again in a minute; `/gpu status` shows where your requests are."
@@ -34,6 +36,15 @@ class Conversation:
         self.actor = actor  # who acted, for the services to decide with
         self._replies = replies
         self._after_ack = after_ack
+
+    def subject(self, kind: type[V]) -> V | None:
+        """What the button (or the modal opened from it) carries, as a `kind`; None
+        after telling them it is malformed."""
+        try:
+            return decode(kind, self.interaction.subject or "")
+        except MalformedValue as exc:
+            self.refuse(str(exc))
+            return None
 
     def say(self, text: str) -> None:
         """A message beside what they acted on (which stays as it is)."""

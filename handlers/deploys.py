@@ -12,6 +12,7 @@ from bot.blocks.deploy_form import DeployFormFill, deploy_form
 from bot.blocks.elements import section
 from bot.blocks.ids import ActionId, CallbackId
 from bot.blocks.text import esc
+from bot.blocks.values import DeploymentRef, RequestRef
 from bot.domain.visibility import sees_in_full
 from bot.services.container import Services
 from bot.services.deploying import DeployOrder, DeployRefused
@@ -28,22 +29,28 @@ NO_PLAN = (
 def register(app: App, services: Services) -> None:
     @app.action(ActionId.DEPLOY_OPEN.value)
     def deploy_open(ack: Ack, context: BoltContext, client: WebClient) -> None:
-        after_ack(ack, context, open_deploy_form, services, client, None)
+        after_ack(ack, context, open_deploy_form_from_button, services, client)
 
     @app.action(ActionId.DEPLOY_CLEANUP.value)
     def deploy_cleanup(ack: Ack, context: BoltContext) -> None:
-        after_ack(ack, context, clean_up, services, None)
+        after_ack(ack, context, clean_up_from_button, services)
 
     @app.view(CallbackId.DEPLOY.value)
     def deploy_submit(ack: Ack, context: BoltContext) -> None:
         handle_deploy_form(services, ack, context)
 
 
+def open_deploy_form_from_button(talk: Conversation, services: Services, client: WebClient) -> None:
+    ref = talk.subject(RequestRef)
+    if ref is not None:
+        open_deploy_form(talk, services, client, ref.request_id)
+
+
 def open_deploy_form(
-    talk: Conversation, services: Services, client: WebClient, request_id: str | None
+    talk: Conversation, services: Services, client: WebClient, wanted: str | None
 ) -> None:
+    """The deploy form, with `wanted` (a request id) chosen when given."""
     incoming = talk.interaction
-    wanted = request_id or incoming.request_id
     plans = services.deploys.plans_of(incoming.user)
     if not plans:
         talk.say(NO_PLAN)
@@ -110,9 +117,15 @@ def show_deployment(talk: Conversation, services: Services, deployment_id: str) 
     talk.show(headline(d), status_blocks(d, services.clock.now()))
 
 
-def clean_up(talk: Conversation, services: Services, target: str | None) -> None:
+def clean_up_from_button(talk: Conversation, services: Services) -> None:
+    ref = talk.subject(DeploymentRef)
+    if ref is not None:
+        clean_up(talk, services, ref.deployment_id)
+
+
+def clean_up(talk: Conversation, services: Services, target: str) -> None:
     """`/gpu cleanup D3` (or R3: each of its deployments), or the Clean up button."""
-    wanted = (target or talk.interaction.request_id or "").strip().upper()
+    wanted = target.strip().upper()
     if is_deployment_id(wanted):
         said = [services.deploys.cleanup(wanted, talk.actor)]
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from slack_bolt import Ack, App, BoltContext
 
 from bot.blocks.ids import ActionId
-from bot.blocks.text import esc
+from bot.blocks.values import RequestRef
 from bot.domain.lifecycle import State
 from bot.services.actor import NotAllowed
 from bot.services.container import Services
@@ -24,14 +24,16 @@ def register(app: App, services: Services) -> None:
 
 
 def check_click(talk: Conversation, services: Services) -> None:
-    incoming = talk.interaction
+    ref = talk.subject(RequestRef)
+    if ref is None:
+        return
     try:
-        record = services.purchases.check_again(incoming.request_id or "", talk.actor)
+        record = services.purchases.check_again(ref.request_id, talk.actor)
     except NotAllowed as exc:
         talk.refuse(str(exc))
         return
     if record is None:
-        talk.say(f"There is no request {esc(incoming.request_id or '')}.")
+        talk.say(f"There is no request {ref.request_id}.")
     elif record.state is State.PURCHASE_UNKNOWN:
         talk.say(f"Still nothing in AWS for {record.id}: check the account, or mark it failed.")
     else:
@@ -39,13 +41,15 @@ def check_click(talk: Conversation, services: Services) -> None:
 
 
 def mark_failed_click(talk: Conversation, services: Services) -> None:
-    incoming = talk.interaction
+    ref = talk.subject(RequestRef)
+    if ref is None:
+        return
     try:
-        record = services.purchases.mark_failed(incoming.request_id or "", talk.actor)
+        record = services.purchases.mark_failed(ref.request_id, talk.actor)
     except NotAllowed as exc:
         talk.refuse(str(exc))
         return
     if record is None:
-        talk.say(f"There is no request {esc(incoming.request_id or '')}.")
+        talk.say(f"There is no request {ref.request_id}.")
     else:
         talk.say(f"{record.id} is {record.state.label}.")

@@ -11,6 +11,7 @@ from bot.blocks.modals import deadline_note
 from bot.blocks.quote import request_title
 from bot.blocks.refusals import REFUSALS, refusal_text
 from bot.blocks.text import esc
+from bot.blocks.values import RequestRef
 from bot.domain.approval import rejection_reason
 from bot.domain.decisions import Outcome
 from bot.domain.grammar import RequestSyntaxError, parse_form
@@ -78,9 +79,11 @@ def handle_submit(services: Services, ack: Ack, context: BoltContext) -> None:
 
 
 def submit_request(talk: Conversation, services: Services, pick: str, reason: str) -> None:
-    incoming = talk.interaction
+    ref = talk.subject(RequestRef)
+    if ref is None:
+        return
     try:
-        record = services.requests.submit(incoming.request_id or "", incoming.user, pick, reason)
+        record = services.requests.submit(ref.request_id, talk.actor.user, pick, reason)
     except RequestError as exc:
         talk.refuse(str(exc))  # beside, not over, whatever is shown (a double submit's success)
         return
@@ -96,7 +99,7 @@ def _submit_error(
     services: Services, incoming: Interaction, pick: str, reason: str
 ) -> tuple[str, str] | None:
     """(block id, message) of the first problem with a submission, or None."""
-    record = services.queries.get(incoming.request_id) if incoming.request_id else None
+    record = services.queries.get(incoming.subject) if incoming.subject else None
     if record is None:
         return FormBlock.CHOICE.value, "This request no longer exists."
     try:
@@ -129,8 +132,10 @@ def checked_reason(ack: Ack, context: BoltContext) -> str | None:
 
 
 def reject_request(talk: Conversation, services: Services, client: WebClient, reason: str) -> None:
-    incoming = talk.interaction
-    decision = services.approvals.reject(incoming.request_id or "", talk.actor, reason)
+    incoming, ref = talk.interaction, talk.subject(RequestRef)
+    if ref is None:
+        return
+    decision = services.approvals.reject(ref.request_id, talk.actor, reason)
     if decision is not None and not decision.outcome.changed:
         talk.say(refusal_text(decision.outcome, decision.record))
     if incoming.from_home:

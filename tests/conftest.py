@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -9,8 +10,9 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import botocore.endpoint
 import pytest
@@ -21,6 +23,33 @@ from bot.adapters.store import RedisStore
 from bot.adapters.store.connect import open_redis
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    """Under pytest-xdist, a test marked `alone` (it measures its own acks against
+    Slack's 3 seconds) runs while no other worker runs a test; the others share. Outside
+    the test's own timeout, so waiting for the room does not count against it.
+
+    Two flocks shared by the run's workers: every test passes the turnstile and holds
+    the room shared; an `alone` test keeps the turnstile while it waits for the room to
+    empty and holds it alone, so the others cannot keep it full for ever."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    base = Path(tempfile.gettempdir()) / f"gpu-bot-tests-{run}"
+    alone = item.get_closest_marker("alone") is not None
+    with open(f"{base}.turnstile", "a") as turnstile, open(f"{base}.room", "a") as room:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 class RetryPauses(list[float]):

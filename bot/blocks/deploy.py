@@ -11,6 +11,7 @@ from bot.blocks.elements import actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.reminders import Message
 from bot.blocks.text import esc, user, when
+from bot.blocks.values import DeploymentRef, RequestRef
 from bot.domain.comparison import OptionKind
 from bot.domain.deployment import Refusal
 from bot.domain.deployment.record import Deployment, DeployState
@@ -111,7 +112,7 @@ def progress(d: Deployment) -> Message:
 
 
 def cleanup_button(d: Deployment) -> Block:
-    clean = button("Clean up", ActionId.DEPLOY_CLEANUP, d.id, "danger")
+    clean = button("Clean up", ActionId.DEPLOY_CLEANUP, DeploymentRef(d.id), "danger")
     return actions(
         f"deploy-cleanup:{d.id}",
         confirmed(
@@ -157,7 +158,7 @@ def deploy_button(record: CapacityRecord) -> Block:
     """Opens the deploy form with this plan chosen."""
     return actions(
         f"deploy-open:{record.id}",
-        button("Deploy an endpoint", ActionId.DEPLOY_OPEN, record.id, "primary"),
+        button("Deploy an endpoint", ActionId.DEPLOY_OPEN, RequestRef(record.id), "primary"),
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.blocks.ids import ELEMENT, ActionId, CallbackId, FormBlock
 from bot.blocks.text import clip
+from bot.blocks.values import ButtonValue
 
 Block = dict[str, Any]
 View = dict[str, Any]
@@ -29,12 +30,13 @@ def context(text: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, SECTION_CHARS)}]}
 
 
-def button(text: str, action: ActionId, value: str, style: str | None = None) -> Block:
+def button(text: str, action: ActionId, value: ButtonValue, style: str | None = None) -> Block:
+    """A button carrying a typed value (read back with bot.blocks.values.decode)."""
     element: Block = {
         "type": "button",
         "text": plain(clip(text, BUTTON_CHARS)),
         "action_id": action.value,
-        "value": value[:VALUE_CHARS],
+        "value": str(value)[:VALUE_CHARS],
     }
     if style:
         element["style"] = style

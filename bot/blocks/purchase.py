@@ -8,6 +8,7 @@ from typing import Any
 from bot.blocks.elements import actions, button, confirmed
 from bot.blocks.ids import ActionId
 from bot.blocks.text import esc, usd, when
+from bot.blocks.values import RequestRef
 from bot.domain.comparison import OptionKind
 from bot.domain.records import CapacityRecord, Reservation
 
@@ -28,10 +29,10 @@ def reservation_line(reservation: Reservation) -> str:
 
 def unknown_buttons(record: CapacityRecord) -> Block:
     """A purchase whose outcome is unknown: a person decides, the bot never re-buys."""
-    mark = button("Mark failed", ActionId.PURCHASE_MARK_FAILED, record.id, "danger")
+    mark = button("Mark failed", ActionId.PURCHASE_MARK_FAILED, RequestRef(record.id), "danger")
     return actions(
         f"purchase-unknown:{record.id}",
-        button("Check again", ActionId.PURCHASE_CHECK, record.id),
+        button("Check again", ActionId.PURCHASE_CHECK, RequestRef(record.id)),
         confirmed(
             mark,
             "Mark failed?",

@@ -7,6 +7,7 @@ from typing import Any
 from bot.blocks.elements import button, section
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
+from bot.blocks.values import RequestRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
 from bot.domain.comparison import Option
@@ -113,11 +114,13 @@ def quote_blocks(
     )
     if request_id and rec.kind is not None:
         refused = over_the_limit(quote, limits) if limits else None
-        buttons = [button("Cancel", ActionId.CANCEL, request_id)]
+        buttons = [button("Cancel", ActionId.CANCEL, RequestRef(request_id))]
         if refused:
             blocks.append(section(f":no_entry: *Cannot be submitted:* {esc(refused)}."))
         else:
-            submit = button("Submit for approval…", ActionId.SUBMIT_OPEN, request_id, "primary")
+            submit = button(
+                "Submit for approval…", ActionId.SUBMIT_OPEN, RequestRef(request_id), "primary"
+            )
             buttons.insert(0, submit)
         blocks.append(
             {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": buttons}

@@ -10,6 +10,7 @@ from typing import Any
 from bot.blocks.elements import actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, usd, user, when
+from bot.blocks.values import ExtendAsk, ExtensionRef, RequestRef
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind
 from bot.domain.extension import Extension, ExtensionOffer, ExtensionStatus
 from bot.domain.reminders import Reminder, ReminderKind, ReservationView, human_duration
@@ -139,7 +140,7 @@ def extend_offer_blocks(request_id: str, offer: ExtensionOffer) -> Block:
             ),
         },
         "accessory": button(
-            f"Extend ({usd(offer.fee_usd)})", ActionId.EXTEND, f"{request_id}|{offer.hours}"
+            f"Extend ({usd(offer.fee_usd)})", ActionId.EXTEND, ExtendAsk(request_id, offer.hours)
         ),
     }
 
@@ -167,16 +168,13 @@ def extension_card(
         line += f" · {esc(clip(extension.reason, 500))}"
     blocks.append(context(line))
     if with_buttons and extension.status is ExtensionStatus.PENDING_APPROVAL:
-        value = f"{request_id}|{extension.number}"
+        value = ExtensionRef(request_id, extension.number)
         blocks.append(
-            {
-                "type": "actions",
-                "block_id": f"extension:{request_id}:{extension.number}",
-                "elements": [
-                    button("Approve…", ActionId.EXTENSION_APPROVE, value, "primary"),
-                    button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
-                ],
-            }
+            actions(
+                f"extension:{request_id}:{extension.number}",
+                button("Approve…", ActionId.EXTENSION_APPROVE, value, "primary"),
+                button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
+            )
         )
     return Message(text=clip(text.replace("*", ""), 3000), blocks=blocks)
 
@@ -228,15 +226,15 @@ def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Messag
     others = _not_ours_lines(found)
     if others:
         blocks.append(section(others))
-    clean = button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger")
+    clean = button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger")
     listed = counted(len(found.items), "resource")
     question = f"Delete the {listed} listed for request {request_id}? This cannot be undone."
     blocks.append(
         actions(
             f"cleanup:{request_id}",
             confirmed(clean, "Delete all of it?", question, yes="Clean up", danger=True),
-            button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
-            button("Not mine", ActionId.CLEANUP_NOT_MINE, request_id),
+            button("Keep for a day", ActionId.CLEANUP_KEEP, RequestRef(request_id)),
+            button("Not mine", ActionId.CLEANUP_NOT_MINE, RequestRef(request_id)),
         )
     )
     left = counted(len(found.items), "resource")
@@ -260,14 +258,11 @@ def cleanup_escalation(
         section(_leftover_lines(found)),
         section(_cost_line(found)),
         *([section(others)] if others else []),
-        {
-            "type": "actions",
-            "block_id": f"cleanup-escalated:{request_id}",
-            "elements": [
-                button("Clean up now", ActionId.CLEANUP_NOW, request_id, "danger"),
-                button("Keep for a day", ActionId.CLEANUP_KEEP, request_id),
-            ],
-        },
+        actions(
+            f"cleanup-escalated:{request_id}",
+            button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger"),
+            button("Keep for a day", ActionId.CLEANUP_KEEP, RequestRef(request_id)),
+        ),
     ]
     left = counted(len(found.items), "resource")
     text = f"Request {request_id} has ended and nobody cleaned up its {left}."

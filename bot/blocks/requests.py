@@ -11,6 +11,7 @@ from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
+from bot.blocks.values import RequestRef
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
@@ -141,8 +142,8 @@ def approval_buttons(record: CapacityRecord) -> Block:
     approve: a refusal comes before any question); Reject opens the reason form."""
     return actions(
         f"approval:{record.id}",
-        button("Approve…", ActionId.APPROVE, record.id, "primary"),
-        button("Reject…", ActionId.REJECT_OPEN, record.id, "danger"),
+        button("Approve…", ActionId.APPROVE, RequestRef(record.id), "primary"),
+        button("Reject…", ActionId.REJECT_OPEN, RequestRef(record.id), "danger"),
     )
 
 

@@ -194,6 +194,7 @@ def _trickle(port: int, stop: threading.Event, opened: list[socket.socket]) -> N
             return
 
 
+@pytest.mark.alone
 def test_slow_bodies_leave_signed_acks_and_healthz_answering(served: Served) -> None:
     stop = threading.Event()
     opened: list[socket.socket] = []
@@ -364,6 +365,7 @@ def test_a_replayed_signed_command_is_dropped(
 # --- a hung Redis -------------------------------------------------------------------------
 
 
+@pytest.mark.alone
 def test_a_hung_redis_gets_an_answer_within_slacks_limit_and_healthz_says_503(
     serve: Callable[[str], Served],
 ) -> None:
@@ -494,6 +496,7 @@ def _acks_and_health(served: Served, rounds: int) -> tuple[list[float], list[flo
     return acks, healths
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize(
     "clients", [pytest.param(1, id="one client"), pytest.param(100, id="a hundred clients")]
 )

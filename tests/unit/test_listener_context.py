@@ -33,7 +33,7 @@ def test_a_command() -> None:
 def test_a_button_in_a_message() -> None:
     incoming = parse(body_of(payloads.button_click("gpu_approve", "R7", "U2", "https://r/2")))
     assert incoming is not None
-    assert (incoming.user, incoming.request_id, incoming.surface) == ("U2", "R7", Surface.MESSAGE)
+    assert (incoming.user, incoming.subject, incoming.surface) == ("U2", "R7", Surface.MESSAGE)
     assert incoming.response_url == "https://r/2"
     assert incoming.channel == "C0APPROVALS"
     assert not incoming.from_home
@@ -55,7 +55,7 @@ def test_a_modal_carries_where_it_was_opened() -> None:
     incoming = parse(body_of(payloads.view_submission("gpu_submit", values, "U2", metadata)))
     assert incoming is not None
     assert incoming.surface is Surface.MODAL and incoming.opened_from is Surface.MESSAGE
-    assert (incoming.request_id, incoming.response_url) == ("R7", "https://r/3")
+    assert (incoming.subject, incoming.response_url) == ("R7", "https://r/3")
     assert incoming.value("choice") == "spot:0" and incoming.value("reason") == "eval"
     assert not incoming.from_home
 
@@ -74,13 +74,13 @@ def test_a_modal_opened_in_app_home_answers_by_dm() -> None:
 def test_a_reject_form_opened_before_an_upgrade_still_refreshes_app_home() -> None:
     metadata = json.dumps({"request": "R7", "from_home": "true"})
     incoming = parse(body_of(payloads.view_submission("gpu_reject", {}, "U2", metadata)))
-    assert incoming is not None and incoming.from_home and incoming.request_id == "R7"
+    assert incoming is not None and incoming.from_home and incoming.subject == "R7"
 
 
 def test_unreadable_metadata_reads_as_none() -> None:
     incoming = parse(body_of(payloads.view_submission("gpu_submit", {}, "U2", "{not json")))
     assert incoming is not None
-    assert (incoming.request_id, incoming.response_url, incoming.opened_from) == (None, None, None)
+    assert (incoming.subject, incoming.response_url, incoming.opened_from) == (None, None, None)
 
 
 def test_an_event_names_its_user() -> None:
