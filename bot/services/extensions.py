@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -28,6 +28,7 @@ from bot.blocks.elements import section
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, when
 from bot.domain.approval import SpendingPolicy
+from bot.domain.buy_once import Stage, Step, first_look, lease, look_again_at, next_step
 from bot.domain.decisions import Outcome
 from bot.domain.extension import (
     DEFAULT_EXTENSION_HOURS,
@@ -56,12 +57,6 @@ from bot.services.ports import (
 
 log = logging.getLogger(__name__)
 EXTENDABLE_STATES = frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRING})
-# As the purchase's: past it, the job that made the attempt is presumed gone.
-ATTEMPT_LEASE = timedelta(minutes=5)
-# After an unknown outcome AWS is asked again, at growing intervals, for this long.
-RECONCILE_FOR = timedelta(hours=2)
-RECONCILE_FIRST = timedelta(minutes=1)
-RECONCILE_MAX = timedelta(minutes=20)
 
 
 class _Payload(BaseModel):
@@ -307,15 +302,17 @@ class ExtensionService:
         if record is None or ext is None or ext.number != job.number:
             return
         now = self.clock.now()
-        if ext.status is ExtensionStatus.PURCHASING:
-            if ext.lease_until is not None and ext.lease_until > now:
-                raise RetryLater(ext.lease_until, "another worker is buying the extension")
+        step = next_step(_stage(ext), ext.lease_until, now)
+        if step.step is Step.WAIT:
+            assert step.until is not None
+            raise RetryLater(step.until, "another worker is buying the extension")
+        if step.step is Step.RECONCILE:
             self._reconcile(record, ext, "its purchase attempt outlived its lease")
             return
-        if ext.status is ExtensionStatus.UNKNOWN:
+        if step.step is Step.LOOK_AGAIN:
             self._look_again(record, ext, now)
             return
-        if ext.status is not ExtensionStatus.APPROVED:
+        if step.step is Step.NOTHING:
             return  # bought, failed or rejected already
         claimed = self._claim(record, ext)
         if claimed is None:
@@ -360,9 +357,7 @@ class ExtensionService:
         try:
             end = self.market.current_end(res)
         except PurchaseError as exc:
-            raise RetryLater(
-                self.clock.now() + RECONCILE_FIRST, f"reconcile failed: {exc}"
-            ) from exc
+            raise RetryLater(first_look(self.clock.now()), f"reconcile failed: {exc}") from exc
         if end >= ext.offer.end:
             self._finish(record, ext, _with_extension(res, ext), "found")
         elif ext.status is not ExtensionStatus.UNKNOWN:
@@ -374,10 +369,9 @@ class ExtensionService:
         left = fresh.extension if fresh else None
         if left is None or left.number != ext.number or left.status is not ExtensionStatus.UNKNOWN:
             return
-        age = now - (ext.attempt_at or now)
-        if age < RECONCILE_FOR:
-            wait = min(max(age, RECONCILE_FIRST), RECONCILE_MAX)
-            raise RetryLater(now + wait, "extension outcome unknown: looking in AWS again")
+        again = look_again_at(ext.attempt_at or now, now)
+        if again is not None:
+            raise RetryLater(again, "extension outcome unknown: looking in AWS again")
 
     def _claim(self, record: CapacityRecord, ext: Extension) -> CapacityRecord | None:
         """approved -> purchasing, with the attempt and its lease: exactly one caller wins."""
@@ -392,7 +386,7 @@ class ExtensionService:
                 update={
                     "status": ExtensionStatus.PURCHASING,
                     "attempt_at": now,
-                    "lease_until": now + ATTEMPT_LEASE,
+                    "lease_until": lease(now),
                 }
             )
             new = r.model_copy(update={"extension": new_ext})
@@ -440,7 +434,7 @@ class ExtensionService:
             now = self.clock.now()
             payload = ExtensionJob(request=r.id, number=ext.number)
             jobs = (
-                BUY.job(_key(r.id, ext.number), now + RECONCILE_FIRST, payload),
+                BUY.job(_key(r.id, ext.number), first_look(now), payload),
                 TELL.job(_key(r.id, ext.number), now, payload),
             )
             new = r.model_copy(update={"extension": new_ext})
@@ -531,3 +525,12 @@ def _decision_refusal(
         return f"That extension of {record.id} was replaced by a newer one."
     why = approver_refusal(ext, user, is_approver, record.requester)
     return why[0].upper() + why[1:] + "." if why is not None else None
+
+
+def _stage(ext: Extension) -> Stage:
+    """Where the extension's purchase is in the buy-once protocol."""
+    return {
+        ExtensionStatus.APPROVED: Stage.APPROVED,
+        ExtensionStatus.PURCHASING: Stage.BUYING,
+        ExtensionStatus.UNKNOWN: Stage.UNKNOWN,
+    }.get(ext.status, Stage.SETTLED)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from bot.domain.audit import BOT
+from bot.domain.buy_once import Stage, Step, first_look, lease, look_again_at, next_step
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import TRANSITIONS, State
 from bot.domain.purchase import (
@@ -45,16 +46,9 @@ from bot.services.quoting import QuoteService
 
 log = logging.getLogger(__name__)
 
-# As long as the worker's job lease: past it, the worker that made the attempt is gone.
-ATTEMPT_LEASE = timedelta(minutes=5)
 # An On-Demand Capacity Reservation is created this long before its window opens.
 RESERVATION_LEAD = timedelta(minutes=10)
 THROTTLE_RETRIES = 5
-# After an unknown outcome AWS is asked again (it may show a purchase late), at growing
-# intervals, for this long; then only a person's Check again looks.
-RECONCILE_FOR = timedelta(hours=2)
-RECONCILE_FIRST = timedelta(minutes=1)
-RECONCILE_MAX = timedelta(minutes=20)
 # Refusals that leave nothing bought and are worth another try on the same approval.
 TRY_AGAIN = frozenset({PurchaseProblem.THROTTLED, PurchaseProblem.UNAVAILABLE})
 # Polls: soon while payment settles, then at the next moment something should change.
@@ -102,7 +96,9 @@ class PurchaseService:
         if record is None or record.choice is None:
             return record
         now = self.clock.now()
-        if record.state is State.APPROVED:
+        attempt = record.attempt
+        step = next_step(_stage(record), attempt.lease_until if attempt else None, now)
+        if step.step is Step.CLAIM:
             if record.choice.kind in NOTHING_TO_BUY:
                 return self._schedule_window(record)
             if record.choice.kind is OptionKind.ON_DEMAND_RESERVATION:
@@ -113,11 +109,12 @@ class PurchaseService:
                     )
             won = self._begin_attempt(record)
             return self._buy(won) if won is not None else self.store.get(request_id)
-        if record.state is State.PURCHASING and record.attempt is not None:
-            if record.attempt.lease_until > now:
-                raise RetryLater(record.attempt.lease_until, "another worker is buying")
+        if step.step is Step.WAIT:
+            assert step.until is not None
+            raise RetryLater(step.until, "another worker is buying")
+        if step.step is Step.RECONCILE:
             return self.reconcile(record)
-        if record.state is State.PURCHASE_UNKNOWN and record.attempt is not None:
+        if step.step is Step.LOOK_AGAIN:
             return self._look_again(record, now)
         return record  # decided, bought or failed already: nothing to do
 
@@ -127,11 +124,10 @@ class PurchaseService:
         saved = self.reconcile(record)
         if saved is None or saved.state is not State.PURCHASE_UNKNOWN:
             return saved
-        age = now - record.attempt.at
-        if age >= RECONCILE_FOR:
+        again = look_again_at(record.attempt.at, now)
+        if again is None:
             return saved  # a person decides (Check again / Mark failed)
-        wait = min(max(age, RECONCILE_FIRST), RECONCILE_MAX)
-        raise RetryLater(now + wait, "purchase outcome unknown: looking in AWS again")
+        raise RetryLater(again, "purchase outcome unknown: looking in AWS again")
 
     def _schedule_window(self, record: CapacityRecord) -> CapacityRecord | None:
         def scheduled(r: CapacityRecord) -> Change | None:
@@ -168,7 +164,7 @@ class PurchaseService:
                 account=account,
                 region=r.request.region,
                 approved_usd=r.choice.total_usd,
-                lease_until=self.clock.now() + ATTEMPT_LEASE,
+                lease_until=lease(self.clock.now()),
                 token=token,
             )
             new = r.model_copy(
@@ -400,7 +396,7 @@ class PurchaseService:
                 }
             )
             now = self.clock.now()
-            jobs = (notify_job(r.id, now), purchase_job(r.id, now + RECONCILE_FIRST))
+            jobs = (notify_job(r.id, now), purchase_job(r.id, first_look(now)))
             detail = f"{why}: {said}" if why else said
             return Change(new, "purchase unknown", BOT, detail, jobs)
 
@@ -547,3 +543,14 @@ def describe_problem(error: PurchaseError) -> str:
     if error.problem is PurchaseProblem.NAME_TAKEN:
         return f"{error.message}; submit again to buy under a new name"
     return aws
+
+
+def _stage(record: CapacityRecord) -> Stage:
+    """Where the request's purchase is in the buy-once protocol."""
+    if record.state is State.APPROVED:
+        return Stage.APPROVED
+    if record.attempt is not None and record.state is State.PURCHASING:
+        return Stage.BUYING
+    if record.attempt is not None and record.state is State.PURCHASE_UNKNOWN:
+        return Stage.UNKNOWN
+    return Stage.SETTLED

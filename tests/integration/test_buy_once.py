@@ -15,11 +15,12 @@ import pytest
 
 from aws_sandbox import AnswerFault
 from bot.domain.audit import BOT, AuditEntry
+from bot.domain.buy_once import ATTEMPT_LEASE
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
 from bot.domain.lifecycle import State
+from bot.services.actor import Actor
 from bot.services.extensions import ExtensionJob
-from bot.services.purchasing import ATTEMPT_LEASE
 from tests.integration.reminder_steps import at
 from tests.integration.test_extensions import active
 from tests.integration.test_slack_flow import submitted
@@ -119,8 +120,8 @@ def test_two_extension_jobs_at_the_same_moment_buy_once(make_bot, kind: OptionKi
     bot = make_bot()
     active(bot, kind)
     extensions = bot.services.extensions
-    extensions.ask("R1", REQUESTER, False, 24)
-    assert "Approved" in extensions.decide("R1", 1, APPROVER, True, True)
+    extensions.ask("R1", Actor(REQUESTER, False), 24)
+    assert "Approved" in extensions.decide("R1", 1, Actor(APPROVER, True), True)
     ReadsBeforeWrites("R1", readers=3).install(bot.services.store)  # as for purchases
     hold = market(bot).conditions.hold(EXTENSION_OPERATIONS[kind])
     run = lambda: extensions.buy(ExtensionJob(request="R1", number=1))  # noqa: E731
@@ -133,8 +134,8 @@ def test_an_extension_lease_that_ran_out_while_its_call_hangs_is_bought_once(mak
     bot = make_bot()
     active(bot, OptionKind.CAPACITY_BLOCK)
     extensions = bot.services.extensions
-    extensions.ask("R1", REQUESTER, False, 24)
-    extensions.decide("R1", 1, APPROVER, True, True)
+    extensions.ask("R1", Actor(REQUESTER, False), 24)
+    extensions.decide("R1", 1, Actor(APPROVER, True), True)
     hold = market(bot).conditions.hold("PurchaseCapacityBlockExtension")
     job = ExtensionJob(request="R1", number=1)
     first = threading.Thread(target=extensions.buy, args=(job,))
@@ -153,8 +154,8 @@ def test_an_extension_job_run_again_after_it_was_bought_changes_nothing(make_bot
     bot = make_bot()
     res = active(bot, OptionKind.CAPACITY_BLOCK)
     extensions = bot.services.extensions
-    extensions.ask("R1", REQUESTER, False, 24)
-    extensions.decide("R1", 1, APPROVER, True, True)
+    extensions.ask("R1", Actor(REQUESTER, False), 24)
+    extensions.decide("R1", 1, Actor(APPROVER, True), True)
     job = ExtensionJob(request="R1", number=1)
     extensions.buy(job)
     assert bot.record("R1").extension.status is ExtensionStatus.BOUGHT  # type: ignore[union-attr]
@@ -199,11 +200,11 @@ def test_an_extension_whose_answer_was_lost_is_bought_once_and_reconciled(make_b
     bot = make_bot()
     active(bot, kind)
     extensions = bot.services.extensions
-    extensions.ask("R1", REQUESTER, False, 24)
+    extensions.ask("R1", Actor(REQUESTER, False), 24)
     market(bot).conditions.lose_answers(
         EXTENSION_OPERATIONS[kind], AnswerFault.READ_TIMEOUT, shown_after=timedelta(seconds=30)
     )
-    extensions.decide("R1", 1, APPROVER, True, True)
+    extensions.decide("R1", 1, Actor(APPROVER, True), True)
     bot.wait()
     ext = bot.record("R1").extension
     assert ext is not None and ext.status is ExtensionStatus.UNKNOWN
