@@ -40,13 +40,12 @@ from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
 from bot.domain.market import MarketSnapshot
-from bot.domain.records import DEFAULT_ACCOUNT, CapacityRecord
+from bot.domain.records import DEFAULT_ACCOUNT
 from bot.domain.request import CapacityRequest
-from bot.logs import context as log_context
-from bot.logs import set_fields as set_log_fields
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
+from bot.services.changes import RequestChanges
 from bot.services.container import Services
 from bot.services.delivery import OnceOnly
 from bot.services.deploying import DeployService
@@ -67,6 +66,7 @@ from bot.services.ports.charts import ChartRenderer
 from bot.services.purchasing import PurchaseService
 from bot.services.quote_jobs import QuoteJobs
 from bot.services.quoting import QuoteService
+from bot.services.reactions import Reactions
 from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
 from bot.services.request_queries import RequestQueries
@@ -114,8 +114,6 @@ def build_services(
     store = store or open_store(settings.redis_url, settings.namespace)
     metrics = PrometheusMetrics()
     set_call_observer(metrics.external_call)
-    store.on_saved(metrics.request_saved)
-    store.on_saved(_bind_request)
     if accounts is None:
         accounts = make_accounts(settings, clock, store)
     if market is None:
@@ -138,8 +136,6 @@ def build_services(
     after_ack = AfterAck(on_depth=metrics.after_ack_depth)
     # New requests and quotes asked for are stored by one thread, many per round trip.
     intake = after_ack.lane(store.schedule_once, "intake", linger=INTAKE_LINGER)
-    requests = RequestService(store, submissions, clock, limits, intake)
-    quote_jobs = QuoteJobs(store, quotes, notifier, clock)
     approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
     timeout = max(1, round(settings.slack_timeout.total_seconds()))
     poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
@@ -147,7 +143,18 @@ def build_services(
     if chart_renderer is render_png_apart and not charts_installed():
         log.warning("cost charts are off: matplotlib is not installed (gpu-bot[charts])")
         chart_renderer = None
-    notifications = NotificationService(store, once, clock, approval_channel, chart_renderer)
+    reactions = Reactions(
+        clock.now,
+        before_start=settings.remind_before_start,
+        before_end=settings.remind_before_expiry,
+        charts=chart_renderer is not None,
+        metrics=metrics,
+        already_sent=once.begun,
+    )
+    changes = RequestChanges(store, reactions, clock.now)
+    requests = RequestService(changes, submissions, clock, limits, intake)
+    quote_jobs = QuoteJobs(changes, quotes, notifier, clock)
+    notifications = NotificationService(changes, once, clock, approval_channel, chart_renderer)
     jobs = JobRegistry()
     notifications.register(jobs)
     jobs.register(OPEN, requests.create_draft)
@@ -157,7 +164,7 @@ def build_services(
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
     aftercare = AwsAftercare(accounts, catalog, clock)
     reminders = ReminderService(
-        store,
+        changes,
         once,
         clock,
         before_start=settings.remind_before_start,
@@ -167,12 +174,10 @@ def build_services(
         leftovers=aftercare,
     )
     reminders.register(jobs)
-    store.follow(reminders.jobs_for_change)
-    store.on_saved(reminders.note_overtaken)
-    extensions = ExtensionService(store, aftercare, once, clock, approval_channel, limits)
+    extensions = ExtensionService(changes, aftercare, once, clock, approval_channel, limits)
     extensions.register(jobs)
     purchases = PurchaseService(
-        store,
+        changes,
         purchaser,
         quotes,
         clock,
@@ -183,7 +188,7 @@ def build_services(
     jobs.register(PURCHASE, lambda job: purchases.run_purchase(job.request))
     jobs.register(TRACK, lambda job: purchases.run_track(job.request))
     deploys = DeployService(
-        store,
+        changes,
         RedisDeployments(store),
         AwsHosting(accounts),
         once,
@@ -194,7 +199,6 @@ def build_services(
         warn_before_end=settings.remind_before_expiry,
     )
     deploys.register(jobs)
-    store.follow(deploys.jobs_for_change)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -204,7 +208,8 @@ def build_services(
         queries=RequestQueries(store),
         requests=requests,
         submissions=submissions,
-        approvals=ApprovalService(store, directory, clock),
+        approvals=ApprovalService(changes, directory, clock),
+        changes=changes,
         purchases=purchases,
         notifications=notifications,
         replies=Replies(notifier),
@@ -224,12 +229,6 @@ def account_names(settings: Settings) -> list[str]:
     """The accounts a request may name, the one it runs in without `account=` first."""
     names = dict.fromkeys([settings.default_account, DEFAULT_ACCOUNT, *settings.accounts])
     return list(names)
-
-
-def _bind_request(old: CapacityRecord | None, new: CapacityRecord) -> None:
-    """A request created while handling a command: its id goes on the lines that follow."""
-    if old is None and "request_id" not in log_context():
-        set_log_fields(request_id=new.id)
 
 
 def metrics_page(services: Wiring) -> Callable[[], tuple[bytes, str]]:

@@ -11,21 +11,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.domain import approval
+from bot.domain import events as on
 from bot.domain.approval import Decision
 from bot.domain.decisions import Outcome
+from bot.domain.events import Event
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.request_ids import normalise_id
 from bot.services.actor import Actor
 from bot.services.approvers import ApproverDirectory
-from bot.services.changes import Change, apply_change
-from bot.services.jobs import notify_job, purchase_job, timeout_job_id
-from bot.services.ports import Clock, Store
+from bot.services.changes import Change, RequestChanges
+from bot.services.ports import Clock
 
 
 class ApprovalService:
-    def __init__(self, store: Store, directory: ApproverDirectory, clock: Clock) -> None:
-        self.store = store
+    def __init__(self, changes: RequestChanges, directory: ApproverDirectory, clock: Clock) -> None:
+        self.changes = changes
+        self.store = changes.store
         self.directory = directory
         self.clock = clock
 
@@ -76,22 +78,16 @@ class ApprovalService:
         )
 
     def _change(self, decision: Decision, action: str, user: str, detail: str) -> Change:
-        """The decision with its audit words; people are told by the notify job, and a
-        decided request needs no timeout any more."""
+        """The decision with its audit words and its event (see bot.services.reactions:
+        people are told, an approved request is bought, a decided one times out no
+        more)."""
         record = decision.record
-        decided = record.state is not State.PENDING_APPROVAL
-        jobs = [notify_job(record.id, self.clock.now())]
+        event: Event = on.ApprovalRecorded()
         if record.state is State.APPROVED:
-            # The purchase hand-off, in the same compare-and-set as the approval.
-            jobs.append(purchase_job(record.id, self.clock.now()))
-        return Change(
-            record,
-            action,
-            user,
-            detail,
-            schedule=tuple(jobs),
-            cancel=(timeout_job_id(record.id),) if decided else (),
-        )
+            event = on.Approved()
+        elif record.state is State.REJECTED:
+            event = on.Rejected()
+        return Change(record, event, action, user, detail)
 
     def _decide(
         self,
@@ -108,7 +104,7 @@ class ApprovalService:
             decisions.append(decision)
             return describe(record, decision) if decision.outcome.changed else None
 
-        saved, _ = apply_change(self.store, normalise_id(request_id), attempt, self.clock.now)
+        saved, _ = self.changes.apply(normalise_id(request_id), attempt)
         if saved is None:
             return None
         return Decision(decisions[-1].outcome, saved)

@@ -9,6 +9,7 @@ from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.catalog import Catalog
 from bot.services.approvals import ApprovalService
+from bot.services.changes import RequestChanges
 from bot.services.deploying import DeployService
 from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
@@ -36,6 +37,7 @@ class Services:
     requests: RequestService
     submissions: SubmissionRules
     approvals: ApprovalService
+    changes: RequestChanges
     purchases: PurchaseService
     notifications: NotificationService
     replies: Replies

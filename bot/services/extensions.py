@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.blocks.elements import section
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, when
+from bot.domain import events as on
 from bot.domain.approval import SpendingPolicy
 from bot.domain.buy_once import Stage, Step, first_look, lease, look_again_at, next_step
 from bot.domain.decisions import Outcome
@@ -43,16 +44,16 @@ from bot.domain.extension import (
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation, SlackMessage
 from bot.services.actor import Actor
-from bot.services.changes import BOT, Change, apply_change
+from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly
-from bot.services.jobs import BUYING, JobKind, JobRegistry, RetryLater, notify_job
+from bot.services.jobs import BUYING, JobKind, JobRegistry, RetryLater
 from bot.services.ports import (
     Clock,
     ExtensionMarket,
     ExtensionUnavailable,
+    Job,
     PurchaseError,
     PurchaseProblem,
-    Store,
 )
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,12 @@ def _key(request_id: str, number: int) -> str:
     return f"{request_id}:x{number}"
 
 
+def extension_job(kind: JobKind[ExtensionJob], request_id: str, number: int, due: datetime) -> Job:
+    """The `kind` job of extension `number` of the request (one per kind and extension)."""
+    payload = ExtensionJob(request=request_id, number=number)
+    return kind.job(_key(request_id, number), due, payload)
+
+
 class ExtensionError(Exception):
     """Why an extension cannot be asked for or decided; shown to the person as is."""
 
@@ -91,14 +98,15 @@ class Asked:
 class ExtensionService:
     def __init__(
         self,
-        store: Store,
+        changes: RequestChanges,
         market: ExtensionMarket,
         delivery: OnceOnly,
         clock: Clock,
         approval_channel: str,
         policy: SpendingPolicy | None = None,
     ) -> None:
-        self.store = store
+        self.changes = changes
+        self.store = changes.store
         self.market = market
         self.delivery = delivery
         self.clock = clock
@@ -153,12 +161,11 @@ class ExtensionService:
                 required_approvals=spend.approvals,
                 paid_before_usd=paid,
             )
-            job = POST_CARD.job(_key(r.id, number), now, ExtensionJob(request=r.id, number=number))
             detail = f"{hours // 24} d to {when(offer.end)} for {usd(offer.fee_usd)}"
             new = r.model_copy(update={"extension": ext})
-            return Change(new, "extension-asked", user, detail, schedule=(job,))
+            return Change(new, on.ExtensionAsked(number), "extension-asked", user, detail)
 
-        saved, change = apply_change(self.store, request_id, asked, self.clock.now)
+        saved, change = self.changes.apply(request_id, asked)
         if saved is None or change is None or saved.extension is None:
             raise ExtensionError(f"An extension of {request_id} is already waiting.")
         return Asked(saved.extension, saved)
@@ -217,9 +224,10 @@ class ExtensionService:
                 return None
             where = {"card_channel": posted.channel, "card_ts": posted.ts}
             new = r.model_copy(update={"extension": r.extension.model_copy(update=where)})
-            return Change(new, "extension-card-posted", BOT, f"{posted.channel} {posted.ts}")
+            at = f"{posted.channel} {posted.ts}"
+            return Change(new, on.ExtensionCardPosted(job.number), "extension-card-posted", BOT, at)
 
-        saved, _ = apply_change(self.store, record.id, remember, self.clock.now)
+        saved, _ = self.changes.apply(record.id, remember)
         if saved is not None and saved.extension and not saved.extension.status.open:
             self._update_card(saved)  # decided while the card was being posted
 
@@ -263,25 +271,18 @@ class ExtensionService:
             if not decision.outcome.changed:
                 return None
             new = r.model_copy(update={"extension": decision.extension})
-            payload = ExtensionJob(request=r.id, number=number)
+            fee = ext.offer.fee_usd
             if decision.outcome is Outcome.PARTIAL:
                 got = f"{len(decision.extension.approvals)} of {ext.required_approvals}"
-                card = TELL.job(_key(r.id, number), now, payload)  # the card shows the count
-                return Change(
-                    new, "extension-approval", user, got, schedule=(card,), usd=ext.offer.fee_usd
-                )
-            job = (BUY if approve else TELL).job(_key(r.id, number), now, payload)
-            action = "extension-approved" if approve else "extension-rejected"
-            return Change(
-                new,
-                action,
-                user,
-                reason,
-                schedule=(job,),
-                usd=ext.offer.fee_usd if approve else None,
-            )
+                recorded = on.ExtensionApprovalRecorded(number)
+                return Change(new, recorded, "extension-approval", user, got, usd=fee)
+            if approve:
+                approved = on.ExtensionApproved(number)
+                return Change(new, approved, "extension-approved", user, reason, usd=fee)
+            rejected = on.ExtensionRejected(number)
+            return Change(new, rejected, "extension-rejected", user, reason)
 
-        record, change = apply_change(self.store, request_id, decided, self.clock.now)
+        record, change = self.changes.apply(request_id, decided)
         if record is None:
             return f"There is no request {request_id}."
         if change is None:
@@ -390,9 +391,10 @@ class ExtensionService:
                 }
             )
             new = r.model_copy(update={"extension": new_ext})
-            return Change(new, "extension-purchasing", BOT, ext.offer.offering_id[:80])
+            started = on.ExtensionPurchaseStarted(ext.number)
+            return Change(new, started, "extension-purchasing", BOT, ext.offer.offering_id[:80])
 
-        saved, change = apply_change(self.store, record.id, claim, self.clock.now)
+        saved, change = self.changes.apply(record.id, claim)
         return saved if change is not None else None
 
     def _finish(self, record: CapacityRecord, ext: Extension, res: Reservation, how: str) -> None:
@@ -402,21 +404,14 @@ class ExtensionService:
             if r.extension.status not in (ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN):
                 return None
             new_ext = r.extension.model_copy(update={"status": ExtensionStatus.BOUGHT})
-            # The new end moves the reminders (the store's follower) in this same step.
             extended = round(r.extended_usd + ext.offer.fee_usd, 2)
             update = {"extension": new_ext, "reservation": res, "extended_usd": extended}
             new = r.model_copy(update=update)
-            payload = ExtensionJob(request=r.id, number=ext.number)
-            now = self.clock.now()
-            tell = TELL.job(_key(r.id, ext.number), now, payload)
-            # The approval card shows the new end and what has been paid in all.
             detail = f"{how}: ends {when(res.end)}, {usd(ext.offer.fee_usd)}"
-            jobs = (tell, notify_job(r.id, now))
-            return Change(
-                new, "extension-bought", BOT, detail, usd=ext.offer.fee_usd, schedule=jobs
-            )
+            bought = on.ExtensionBought(ext.number)
+            return Change(new, bought, "extension-bought", BOT, detail, usd=ext.offer.fee_usd)
 
-        apply_change(self.store, record.id, done, self.clock.now)
+        self.changes.apply(record.id, done)
 
     def _unknown(self, record: CapacityRecord, ext: Extension, why: str) -> None:
         def unknown(r: CapacityRecord) -> Change | None:
@@ -431,17 +426,11 @@ class ExtensionService:
             new_ext = r.extension.model_copy(
                 update={"status": ExtensionStatus.UNKNOWN, "reason": said}
             )
-            now = self.clock.now()
-            payload = ExtensionJob(request=r.id, number=ext.number)
-            jobs = (
-                BUY.job(_key(r.id, ext.number), first_look(now), payload),
-                TELL.job(_key(r.id, ext.number), now, payload),
-            )
             new = r.model_copy(update={"extension": new_ext})
             detail = f"{why}: {said}" if why else said
-            return Change(new, "extension-unknown", BOT, detail, schedule=jobs)
+            return Change(new, on.ExtensionUnknown(ext.number), "extension-unknown", BOT, detail)
 
-        apply_change(self.store, record.id, unknown, self.clock.now)
+        self.changes.apply(record.id, unknown)
 
     def _fail(self, record: CapacityRecord, ext: Extension, reason: str) -> None:
         """Nothing was bought (the answer was certain, or nothing was sent)."""
@@ -454,12 +443,10 @@ class ExtensionService:
             new_ext = r.extension.model_copy(
                 update={"status": ExtensionStatus.FAILED, "reason": reason}
             )
-            payload = ExtensionJob(request=r.id, number=ext.number)
-            tell = TELL.job(_key(r.id, ext.number), self.clock.now(), payload)
             new = r.model_copy(update={"extension": new_ext})
-            return Change(new, "extension-failed", BOT, reason, schedule=(tell,))
+            return Change(new, on.ExtensionFailed(ext.number), "extension-failed", BOT, reason)
 
-        apply_change(self.store, record.id, failed, self.clock.now)
+        self.changes.apply(record.id, failed)
 
     def _update_card(self, record: CapacityRecord) -> None:
         """The approvers' card without its buttons once decided."""

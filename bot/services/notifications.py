@@ -20,7 +20,6 @@ logged for the operator, noted in the audit trail, and the requester is told by 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -30,14 +29,15 @@ from bot.blocks.elements import context, section
 from bot.blocks.quote import quote_blocks
 from bot.blocks.requests import card_fallback, request_card, requester_update
 from bot.blocks.text import esc
+from bot.domain import events as on
 from bot.domain.cost_chart import cost_chart
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, SlackMessage
 from bot.domain.reminders import request_window
-from bot.services.changes import BOT, Change, apply_change
+from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly, filename_of
 from bot.services.jobs import JobKind, JobRegistry, RequestJob, Retries
-from bot.services.ports import ChartRenderer, Clock, FileToShare, Job, Refused, Store
+from bot.services.ports import ChartRenderer, Clock, FileToShare, Job, Refused
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ CARD_REFUSED = JobKind("card-refused", CardRefusedJob)
 STRAY_CARD = JobKind("stray-card", StrayCardJob)
 # A chart only draws numbers the card already shows: a few tries, then the card stands
 # without it rather than an hour of retries.
-CHART = JobKind("chart", RequestJob, Retries(attempts=3, first=timedelta(minutes=1)))
+CHART = JobKind("chart", RequestJob, Retries(attempts=3))
 KINDS = (CARD, TELL, CARD_REFUSED, STRAY_CARD, CHART)
 STRAY_NOTE = (
     ":information_source: A copy of this request's card that the bot lost track of: "
@@ -120,14 +120,16 @@ def told_key(request_id: str, state: State, attempts: int) -> str:
 class NotificationService:
     def __init__(
         self,
-        store: Store,
+        changes: RequestChanges,
         delivery: OnceOnly,
         clock: Clock,
         approval_channel: str,
         charts: ChartRenderer | None = None,
     ) -> None:
-        """`charts`: draws the cost chart shared beside each new card (None: no chart)."""
-        self.store = store
+        """`charts`: draws the cost chart shared beside each new card (None: no chart;
+        the reactions' `charts` says whether a card's posting asks for one)."""
+        self.changes = changes
+        self.store = changes.store
         self.delivery = delivery
         self.clock = clock
         self.approval_channel = approval_channel
@@ -254,24 +256,17 @@ class NotificationService:
             )
             detail = f"{card.channel}: {refused.error}"
 
-            def noted(r: CapacityRecord) -> Change:
-                return Change(r, "chart-refused", BOT, detail)
-
-            apply_change(self.store, record.id, noted, self.clock.now)
+            self.changes.note(record.id, "chart-refused", detail)
 
     def _remember_card(self, request_id: str, message: SlackMessage) -> CapacityRecord | None:
         def posted(r: CapacityRecord) -> Change | None:
             if r.approval_message is not None:
                 return None
             new = r.model_copy(update={"approval_message": message})
-            chart: tuple[Job, ...] = ()
-            if self.charts is not None and r.quote is not None:
-                payload = RequestJob(request=request_id)
-                chart = (CHART.job(request_id, self.clock.now(), payload),)
             detail = f"{message.channel} {message.ts}"
-            return Change(new, "posted", BOT, detail, schedule=chart)
+            return Change(new, on.CardPosted(), "posted", BOT, detail)
 
-        saved, _ = apply_change(self.store, request_id, posted, self.clock.now)
+        saved, _ = self.changes.apply(request_id, posted)
         return saved
 
     def _update_card(self, record: CapacityRecord) -> None:
@@ -299,15 +294,12 @@ class NotificationService:
             self.approval_channel,
             error,
         )
-        now = self.clock.now()
-        payload = CardRefusedJob(request=record.id, channel=self.approval_channel, error=error)
-        job = CARD_REFUSED.job(record.id, now, payload)
+        refused = on.CardRefused(self.approval_channel, error)
 
         def noted(r: CapacityRecord) -> Change:
-            detail = f"{self.approval_channel}: {error}"
-            return Change(r, "card-refused", BOT, detail, schedule=(job,))
+            return Change(r, refused, "card-refused", BOT, f"{self.approval_channel}: {error}")
 
-        apply_change(self.store, record.id, noted, self.clock.now)
+        self.changes.apply(record.id, noted)
 
     def tell_card_refused(self, job: CardRefusedJob) -> None:
         record = self.store.get(job.request)

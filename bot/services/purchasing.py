@@ -8,7 +8,8 @@ record lost in a power cut must not become a second purchase. A purchase whose o
 not certain (no answer, a 5xx, an answer to a re-send) is reconciled, never bought again:
 found, it goes on; not found, it is `purchase_unknown`, looked for again a few times, and
 a person decides. A request found in `purchasing` whose attempt outlived its lease is
-reconciled the same way. Every state change schedules the notify job in the same step.
+reconciled the same way. What each change causes (people told, tracking) is in
+bot/services/reactions.py.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from bot.domain import events as on
 from bot.domain.audit import BOT
-from bot.domain.buy_once import Stage, Step, first_look, lease, look_again_at, next_step
+from bot.domain.buy_once import Stage, Step, lease, look_again_at, next_step
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import TRANSITIONS, State
 from bot.domain.purchase import (
@@ -32,16 +34,9 @@ from bot.domain.purchase import (
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
 from bot.services.actor import Actor, NotAllowed
-from bot.services.changes import Change, apply_change
-from bot.services.jobs import RetryLater, notify_job, purchase_job, track_job
-from bot.services.ports import (
-    Clock,
-    Order,
-    PurchaseError,
-    PurchaseProblem,
-    Purchaser,
-    Store,
-)
+from bot.services.changes import Change, RequestChanges
+from bot.services.jobs import RetryLater
+from bot.services.ports import Clock, Order, PurchaseError, PurchaseProblem, Purchaser
 from bot.services.quoting import QuoteService
 
 log = logging.getLogger(__name__)
@@ -71,7 +66,7 @@ REQUOTE = frozenset(
 class PurchaseService:
     def __init__(
         self,
-        store: Store,
+        changes: RequestChanges,
         purchaser: Purchaser,
         quotes: QuoteService,
         clock: Clock,
@@ -81,7 +76,8 @@ class PurchaseService:
     ) -> None:
         """`block_regions`: every region the bot may buy Capacity Blocks in; the
         organisation's 256-instance limit is counted across all of them."""
-        self.store = store
+        self.changes = changes
+        self.store = changes.store
         self.purchaser = purchaser
         self.quotes = quotes
         self.clock = clock
@@ -134,10 +130,10 @@ class PurchaseService:
             if r.state is not State.APPROVED:
                 return None
             new = r.model_copy(update={"state": State.SCHEDULED, "updated_at": self.clock.now()})
-            jobs = (notify_job(r.id, self.clock.now()), track_job(r.id, r.request.start))
-            return Change(new, "scheduled", BOT, "nothing to buy: runs in its window", jobs)
+            why = "nothing to buy: runs in its window"
+            return Change(new, on.WindowScheduled(), "scheduled", BOT, why)
 
-        saved, _ = apply_change(self.store, record.id, scheduled, self.clock.now)
+        saved, _ = self.changes.apply(record.id, scheduled)
         return saved
 
     def _begin_attempt(self, record: CapacityRecord) -> CapacityRecord | None:
@@ -175,9 +171,9 @@ class PurchaseService:
                 }
             )
             detail = f"attempt {number}: {kind.value} {r.choice.offering_id or ''} in {account}"
-            return Change(new, "purchasing", BOT, detail.replace("  ", " "))
+            return Change(new, on.PurchaseStarted(), "purchasing", BOT, detail.replace("  ", " "))
 
-        saved, change = apply_change(self.store, record.id, begin, self.clock.now)
+        saved, change = self.changes.apply(record.id, begin)
         return saved if change is not None else None
 
     def _order(self, record: CapacityRecord, fee: float | None = None) -> Order:
@@ -269,17 +265,9 @@ class PurchaseService:
                 f"{reservation.kind.value} {reservation.id} in {reservation.account} "
                 f"({reservation.state})"
             )
-            now = self.clock.now()
-            return Change(
-                new,
-                action,
-                BOT,
-                detail,
-                (notify_job(r.id, now), track_job(r.id, now + FIRST_POLL)),
-                usd=reservation.fee_usd,
-            )
+            return Change(new, on.Bought(), action, BOT, detail, usd=reservation.fee_usd)
 
-        saved, _ = apply_change(self.store, request_id, recorded, self.clock.now)
+        saved, _ = self.changes.apply(request_id, recorded)
         return saved
 
     def _refused(self, record: CapacityRecord, error: PurchaseError) -> CapacityRecord | None:
@@ -313,9 +301,9 @@ class PurchaseService:
             if r.state is not State.PURCHASING or r.attempt != attempt:
                 return None
             new = r.model_copy(update={"attempts": (*r.attempts[:-1], refused)})
-            return Change(new, error.problem.value, BOT, f"{what} ({times})")
+            return Change(new, on.PurchaseRetrying(), error.problem.value, BOT, f"{what} ({times})")
 
-        apply_change(self.store, record.id, mark, self.clock.now)
+        self.changes.apply(record.id, mark)
         delay = timedelta(seconds=30 * 2 ** (times - 1))
         raise RetryLater(self.clock.now() + delay, what)
 
@@ -341,9 +329,9 @@ class PurchaseService:
                     "updated_at": self.clock.now(),
                 }
             )
-            return Change(new, "re-quoted", BOT, why, (notify_job(r.id, self.clock.now()),))
+            return Change(new, on.Requoted(), "re-quoted", BOT, why)
 
-        saved, _ = apply_change(self.store, record.id, requoted, self.clock.now)
+        saved, _ = self.changes.apply(record.id, requoted)
         return saved
 
     def _fail(self, record: CapacityRecord, why: str) -> CapacityRecord | None:
@@ -353,9 +341,9 @@ class PurchaseService:
             new = r.model_copy(
                 update={"state": State.FAILED, "failure": why, "updated_at": self.clock.now()}
             )
-            return Change(new, "failed", BOT, why, (notify_job(r.id, self.clock.now()),))
+            return Change(new, on.PurchaseFailed(), "failed", BOT, why)
 
-        saved, _ = apply_change(self.store, record.id, failed, self.clock.now)
+        saved, _ = self.changes.apply(record.id, failed)
         return saved
 
     # --- crash safety ----------------------------------------------------------------------
@@ -395,12 +383,10 @@ class PurchaseService:
                     "updated_at": self.clock.now(),
                 }
             )
-            now = self.clock.now()
-            jobs = (notify_job(r.id, now), purchase_job(r.id, first_look(now)))
             detail = f"{why}: {said}" if why else said
-            return Change(new, "purchase unknown", BOT, detail, jobs)
+            return Change(new, on.PurchaseUnknown(), "purchase unknown", BOT, detail)
 
-        saved, _ = apply_change(self.store, record.id, unknown, self.clock.now)
+        saved, _ = self.changes.apply(record.id, unknown)
         return saved
 
     def check_again(self, request_id: str, actor: Actor) -> CapacityRecord | None:
@@ -427,9 +413,9 @@ class PurchaseService:
             new = r.model_copy(
                 update={"state": State.FAILED, "failure": why, "updated_at": self.clock.now()}
             )
-            return Change(new, "marked failed", user, why, (notify_job(r.id, self.clock.now()),))
+            return Change(new, on.MarkedFailed(), "marked failed", user, why)
 
-        saved, _ = apply_change(self.store, request_id, failed, self.clock.now)
+        saved, _ = self.changes.apply(request_id, failed)
         return saved
 
     # --- tracking ----------------------------------------------------------------------------
@@ -473,10 +459,10 @@ class PurchaseService:
                     f"AWS reports {fresh.state}: {fresh.state_reason or 'no reason given'}"
                 )
             new = r.model_copy(update={**update, "state": state})
-            jobs = (notify_job(r.id, self.clock.now()),) if state is not r.state else ()
-            return Change(new, "tracked", BOT, f"AWS: {fresh.state}", jobs)
+            tracked = on.Tracked(moved_on=state is not r.state)
+            return Change(new, tracked, "tracked", BOT, f"AWS: {fresh.state}")
 
-        saved, _ = apply_change(self.store, record.id, followed, self.clock.now)
+        saved, _ = self.changes.apply(record.id, followed)
         return saved
 
     def _track_window(self, record: CapacityRecord, now: datetime) -> CapacityRecord | None:
@@ -494,11 +480,9 @@ class PurchaseService:
                 if r.state is not record.state:
                     return None
                 new = r.model_copy(update={"state": target, "updated_at": self.clock.now()})
-                return Change(
-                    new, target.value, BOT, "its window", (notify_job(r.id, self.clock.now()),)
-                )
+                return Change(new, on.WindowMovedOn(), target.value, BOT, "its window")
 
-            saved = apply_change(self.store, record.id, moved, self.clock.now)[0] or record
+            saved = self.changes.apply(record.id, moved)[0] or record
         if saved.state is State.EXPIRED:
             return saved
         raise RetryLater(request.end, "waiting for the window to close")

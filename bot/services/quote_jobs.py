@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 
+from bot.domain import events as on
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
-from bot.services.changes import BOT, Change, apply_change
+from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.jobs import QuoteJob, QuoteOnlyJob
-from bot.services.ports import Clock, Notifier, Store
+from bot.services.ports import Clock, Notifier
 from bot.services.quoting import QuoteService
 
 log = logging.getLogger(__name__)
@@ -17,9 +18,10 @@ log = logging.getLogger(__name__)
 
 class QuoteJobs:
     def __init__(
-        self, store: Store, quotes: QuoteService, notifier: Notifier, clock: Clock
+        self, changes: RequestChanges, quotes: QuoteService, notifier: Notifier, clock: Clock
     ) -> None:
-        self.store = store
+        self.changes = changes
+        self.store = changes.store
         self.quotes = quotes
         self.notifier = notifier
         self.clock = clock
@@ -54,9 +56,9 @@ class QuoteJobs:
                 if r.state is not State.DRAFT:
                     return None
                 new = r.model_copy(update={"state": State.FAILED, "failure": failure})
-                return Change(new, "failed", BOT, failure)
+                return Change(new, on.QuoteFailed(), "failed", BOT, failure)
 
-            saved, _ = apply_change(self.store, record.id, fail, self.clock.now)
+            saved, _ = self.changes.apply(record.id, fail)
             assert saved is not None
             return saved
 
@@ -74,8 +76,9 @@ class QuoteJobs:
                 }
             )
             kind = quote.recommendation.kind
-            return Change(new, "quoted", BOT, f"recommended {kind.value if kind else 'nothing'}")
+            recommended = f"recommended {kind.value if kind else 'nothing'}"
+            return Change(new, on.Quoted(), "quoted", BOT, recommended)
 
-        saved, _ = apply_change(self.store, record.id, quoted, self.clock.now)
+        saved, _ = self.changes.apply(record.id, quoted)
         assert saved is not None
         return saved

@@ -1,10 +1,9 @@
 """Reminders and cleanup prompts: scheduled with the change that calls for them, sent once.
 
-`jobs_for_change` is given to the store, which asks it on every compare-and-set of a
-request: the reminder jobs a change calls for (bought, delivered, dates moved, ended,
-cancelled) are written in that same step, whichever flow made the change. The job
-handlers re-read the request, decide with the pure rules in bot.domain.reminders and
-bot.domain.cleanup, and send through `OnceOnly`.
+The reminder jobs a change calls for (bought, delivered, dates moved, ended, cancelled)
+are written in that same step, whichever flow made the change (bot/services/reactions.py,
+every change). The job handlers here re-read the request, decide with the pure rules in
+bot.domain.reminders and bot.domain.cleanup, and send through `OnceOnly`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from bot.blocks.reminders import (
     reminder_message,
     window_reminder_message,
 )
-from bot.blocks.text import when
+from bot.domain import events as on
 from bot.domain.cleanup import (
     AnswerRefused,
     CleanupChoice,
@@ -45,18 +44,15 @@ from bot.domain.reminders import (
     ReminderKind,
     Verdict,
     extension_hold,
-    human_duration,
     live_reservations,
-    overtaken_by_move,
-    reminder_changes,
     request_window,
     timeliness,
 )
 from bot.services.actor import Actor
-from bot.services.changes import BOT, Change, apply_change
+from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly
 from bot.services.jobs import JobKind, JobRegistry, RetryLater
-from bot.services.ports import Clock, Job, Store
+from bot.services.ports import Clock, Job
 from bot.services.ports.aftercare import ExtensionMarket, Leftovers
 
 log = logging.getLogger(__name__)
@@ -121,7 +117,7 @@ def cleanup_job(request_id: str, due: datetime) -> Job:
 class ReminderService:
     def __init__(
         self,
-        store: Store,
+        changes: RequestChanges,
         delivery: OnceOnly,
         clock: Clock,
         *,
@@ -131,7 +127,8 @@ class ReminderService:
         extensions: ExtensionMarket | None = None,
         leftovers: Leftovers | None = None,
     ) -> None:
-        self.store = store
+        self.changes = changes
+        self.store = changes.store
         self.delivery = delivery
         self.clock = clock
         self.before_start = list(before_start)
@@ -143,38 +140,6 @@ class ReminderService:
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(REMIND, self.send)
         jobs.register(CLEANUP, self.run_cleanup)
-
-    # --- scheduling, in the change's own compare-and-set --------------------------------
-
-    def jobs_for_change(
-        self, old: CapacityRecord | None, new: CapacityRecord
-    ) -> tuple[list[Job], list[str]]:
-        """Jobs to schedule and job ids to cancel along with this change."""
-        now = self.clock.now()
-        plan = reminder_changes(old, new, self.before_start, self.before_end, now)
-        schedule = [reminder_job(r) for r in plan.schedule]
-        cancel = [reminder_job_id(slot) for slot in plan.cancel]
-        if plan.cleanup_at is not None:
-            schedule.append(cleanup_job(new.id, plan.cleanup_at))
-        if plan.stop_cleanup:
-            cancel.append(cleanup_job_id(new.id))
-        return schedule, cancel
-
-    def note_overtaken(self, old: CapacityRecord | None, new: CapacityRecord) -> None:
-        """Told of every saved request: when its end moved (an extension bought), the
-        reminders about the old end that were due and not sent are dropped, not sent late
-        (their jobs were given the new end's occurrences in that same step): say so in the
-        audit trail."""
-        was = old.reservation if old else None
-        res = new.reservation
-        if was is None or res is None:
-            return
-        now = self.clock.now()
-        for reminder in overtaken_by_move(new.id, was, res, self.before_end, now):
-            if self.delivery.begun(reminder.delivery_key):
-                continue  # it went out before the end moved
-            what = f"{reminder.kind.value} {human_duration(reminder.lead)} before {when(was.end)}"
-            self._note(new.id, "reminder-dropped", f"{what}: moved to {when(res.end)}")
 
     def live_for(self, user: str) -> list[LiveReservation]:
         """The person's reservations not yet over, for App Home."""
@@ -256,10 +221,7 @@ class ReminderService:
     def _note(self, request_id: str, action: str, detail: str) -> None:
         """An audit entry without a state change (a dropped reminder, an answer)."""
 
-        def same(record: CapacityRecord) -> Change:
-            return Change(record, action, BOT, detail)
-
-        apply_change(self.store, request_id, same, self.clock.now)
+        self.changes.note(request_id, action, detail)
 
     # --- the cleanup prompt -------------------------------------------------------------
 
@@ -280,9 +242,10 @@ class ReminderService:
                 if r.state is not State.EXPIRED:
                     return None
                 new = r.model_copy(update={"state": State.CLEANED_UP, "cleanup": plan.prompt})
-                return Change(new, "cleaned-up", BOT, "nothing tagged for it is left")
+                why = "nothing tagged for it is left"
+                return Change(new, on.CleanedUp(), "cleaned-up", BOT, why)
 
-            apply_change(self.store, record.id, resolved, self.clock.now)
+            self.changes.apply(record.id, resolved)
             return
         if plan.step is Step.PROMPT:
             message = cleanup_prompt(record.id, found, repeat=plan.prompt.prompts)
@@ -305,9 +268,9 @@ class ReminderService:
             if r.state is not State.EXPIRED or (r.cleanup or CleanupPrompt()) != expected:
                 return None  # answered meanwhile: that answer's job takes over
             new = r.model_copy(update={"cleanup": prompt})
-            return Change(new, f"cleanup-{action}", BOT, _cost(prompt))
+            return Change(new, on.CleanupStepTaken(), f"cleanup-{action}", BOT, _cost(prompt))
 
-        apply_change(self.store, request_id, saved, self.clock.now)
+        self.changes.apply(request_id, saved)
 
     def answer_cleanup(self, request_id: str, actor: Actor, choice: CleanupChoice) -> str:
         """A button on the prompt (the requester's) or its escalation (the approvers');
@@ -333,12 +296,9 @@ class ReminderService:
                 refusal.append(str(exc).capitalize() + ".")
                 return None
             new = r.model_copy(update={"cleanup": prompt})
-            due = prompt.next_at or now
-            return Change(
-                new, f"cleanup-{choice.value}", user, "", schedule=(cleanup_job(r.id, due),)
-            )
+            return Change(new, on.CleanupAnswered(), f"cleanup-{choice.value}", user)
 
-        record, change = apply_change(self.store, request_id, answered, self.clock.now)
+        record, change = self.changes.apply(request_id, answered)
         if record is None:
             return f"There is no request {request_id}."
         if change is None:

@@ -9,24 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from bot.domain import events as on
 from bot.domain.approval import SpendingPolicy
-from bot.domain.audit import AuditEntry
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import CANCELLABLE, NOTHING_BOUGHT, State
 from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest, clean_text
 from bot.domain.request_ids import normalise_id
-from bot.services.changes import BOT, Change, apply_change
-from bot.services.jobs import (
-    OpenJob,
-    notify_job,
-    open_job,
-    quote_job,
-    quote_only_job,
-    timeout_job,
-    timeout_job_id,
-)
-from bot.services.ports import Clock, Intake, JobIntake, Store, VersionConflict
+from bot.services.changes import BOT, Change, RequestChanges
+from bot.services.jobs import OpenJob, open_job, quote_only_job
+from bot.services.ports import Clock, Intake, JobIntake, VersionConflict
 from bot.services.submissions import RequestError, SubmissionRules
 
 __all__ = ["RequestError", "RequestService"]
@@ -43,13 +35,14 @@ class RequestService:
 
     def __init__(
         self,
-        store: Store,
+        changes: RequestChanges,
         submissions: SubmissionRules,
         clock: Clock,
         limits: SpendingPolicy,
         intake: JobIntake,
     ) -> None:
-        self.store = store
+        self.changes = changes
+        self.store = changes.store
         self.intake = intake
         self.submissions = submissions
         self.clock = clock
@@ -99,19 +92,9 @@ class RequestService:
             text=render_request(job.request.draft()),
             reason=job.request.reason,
         )
-        audit = AuditEntry(
-            request_id=record.id,
-            actor=job.user,
-            action="created",
-            from_state=State.DRAFT.value,
-            to_state=State.DRAFT.value,
-            at=now,
-            detail=record.text,
-        )
+        opened = on.Opened(job.response_url)
         try:
-            return self.store.create(
-                record, audit, schedule=[quote_job(record.id, now, job.response_url)]
-            )
+            return self.changes.create(Change(record, opened, "created", job.user, record.text))
         except VersionConflict:
             return None
 
@@ -131,10 +114,9 @@ class RequestService:
                     "updated_at": self.clock.now(),
                 }
             )
-            jobs = (timeout_job(r.id, deadline), notify_job(r.id, self.clock.now()))
-            return Change(new, "submitted", user, chosen.kind.value, schedule=jobs)
+            return Change(new, on.Submitted(), "submitted", user, chosen.kind.value)
 
-        saved, _ = apply_change(self.store, normalise_id(request_id), submitted, self.clock.now)
+        saved, _ = self.changes.apply(normalise_id(request_id), submitted)
         if saved is None:
             raise RequestError(f"There is no request {request_id}.")
         return saved
@@ -151,15 +133,9 @@ class RequestService:
                     "yet (or On-Demand and Spot before their window opens) can be cancelled."
                 )
             new = r.model_copy(update={"state": State.CANCELLED, "updated_at": self.clock.now()})
-            return Change(
-                new,
-                "cancelled",
-                user,
-                schedule=(notify_job(r.id, self.clock.now()),),
-                cancel=(timeout_job_id(r.id),),
-            )
+            return Change(new, on.Cancelled(), "cancelled", user)
 
-        saved, _ = apply_change(self.store, normalise_id(request_id), cancelled, self.clock.now)
+        saved, _ = self.changes.apply(normalise_id(request_id), cancelled)
         if saved is None:
             raise RequestError(f"There is no request {request_id}.")
         return saved
@@ -171,10 +147,10 @@ class RequestService:
             if r.state is not State.PENDING_APPROVAL:
                 return None
             new = r.model_copy(update={"state": State.TIMED_OUT, "updated_at": self.clock.now()})
-            notify = notify_job(r.id, self.clock.now())
-            return Change(new, "timed out", BOT, "no decision before the deadline", (notify,))
+            why = "no decision before the deadline"
+            return Change(new, on.TimedOut(), "timed out", BOT, why)
 
-        saved, change = apply_change(self.store, request_id, timed_out, self.clock.now)
+        saved, change = self.changes.apply(request_id, timed_out)
         return saved if change is not None else None
 
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.comparison import OptionKind
+from bot.domain.events import Tracked
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation
-from bot.services.changes import Change, apply_change
+from bot.services.changes import Change
 from tests.factories import make_record
 from tests.slack_harness import REQUESTER, BotUnderTest
 
@@ -79,12 +80,14 @@ def buy(bot: BotUnderTest, kind: OptionKind, request_id: str = "R1", days: int =
 
 
 def move(bot: BotUnderTest, request_id: str, state: State, **changes: Any) -> CapacityRecord:
-    """A change as tracking or purchasing makes it: a compare-and-set through apply_change."""
+    """A change as tracking or purchasing makes it: a compare-and-set with what every
+    change causes (the reminders follow), telling nobody."""
 
     def decide(r: CapacityRecord) -> Change:
-        return Change(r.model_copy(update={"state": state, **changes}), state.value, BOT)
+        new = r.model_copy(update={"state": state, **changes})
+        return Change(new, Tracked(), state.value, BOT)
 
-    saved, _ = apply_change(bot.services.store, request_id, decide, bot.clock.now)
+    saved, _ = bot.services.changes.apply(request_id, decide)
     assert saved is not None
     return saved
 

@@ -15,9 +15,10 @@ import redis
 from bot.app import build_services
 from bot.domain.audit import AuditEntry
 from bot.domain.decisions import Rejection
+from bot.domain.events import Rejected
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
-from bot.services.changes import Change, apply_change
+from bot.services.changes import Change
 from bot.services.jobs import notify_job
 from bot.services.notifications import card_key
 from tests.factories import make_record
@@ -59,9 +60,9 @@ def test_a_card_posted_by_a_killed_worker_is_found_and_updated_not_posted_again(
         def rejected(r: CapacityRecord) -> Change:
             rejection = Rejection(user=APPROVER, at=datetime.now(UTC), reason="not now")
             new = r.model_copy(update={"state": State.REJECTED, "rejection": rejection})
-            return Change(new, "rejected", APPROVER, schedule=(notify_job("R1", now),))
+            return Change(new, Rejected(), "rejected", APPROVER)
 
-        apply_change(services.store, "R1", rejected, lambda: datetime.now(UTC))
+        services.changes.apply("R1", rejected)
         services.store.wake()
         told = lambda: fake.messages.get("D0REQUESTER", [])  # noqa: E731
         updated = lambda: [u for u in fake.of("chat.update") if not action_ids(u.blocks())]  # noqa: E731

@@ -14,11 +14,11 @@ from bot.adapters.store.base import epoch
 from bot.adapters.store.caches import CachesInRedis
 from bot.adapters.store.deliveries import DELIVERY_KEPT, DeliveriesInRedis
 from bot.adapters.store.job_queue import JobQueueInRedis
-from bot.adapters.store.requests import Follower, RequestsInRedis
+from bot.adapters.store.requests import RequestsInRedis
 from bot.domain.lifecycle import State
 from bot.services.ports import StoreCounts
 
-__all__ = ["DELIVERY_KEPT", "Follower", "RedisStore"]
+__all__ = ["DELIVERY_KEPT", "RedisStore"]
 
 
 class RedisStore(RequestsInRedis, JobQueueInRedis, CachesInRedis, DeliveriesInRedis):

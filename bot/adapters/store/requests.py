@@ -4,10 +4,8 @@ audit trail, written together by transition.lua in one compare-and-set."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
-
-import redis
 
 from bot.adapters.store.base import RedisBase, epoch
 from bot.adapters.store.job_queue import encode_job
@@ -16,50 +14,11 @@ from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.services.ports import Job, VersionConflict
 
-# Given the old record (None on create) and the new one: jobs to schedule, ids to cancel.
-Follower = Callable[[CapacityRecord | None, CapacityRecord], tuple[Sequence[Job], Sequence[str]]]
-# Told of each request written: (old record or None when created, the stored record).
-Saved = Callable[[CapacityRecord | None, CapacityRecord], None]
 log = logging.getLogger(__name__)
 ID_FOR_SECONDS = 7 * 24 * 3600  # longer than any job is retried
 
 
 class RequestsInRedis(RedisBase):
-    def __init__(self, client: redis.Redis, namespace: str = "gpu") -> None:
-        super().__init__(client, namespace)
-        self._followers: list[Follower] = []
-        self._saved: list[Saved] = []
-
-    def follow(self, follower: Follower) -> None:
-        """Ask `follower` on every create and save which jobs the change calls for (the
-        reminders follow their request); they are written in the same step."""
-        self._followers.append(follower)
-
-    def on_saved(self, listener: Saved) -> None:
-        """Tell `listener` of every create and save that was written (the metrics)."""
-        self._saved.append(listener)
-
-    def _tell_saved(self, old: CapacityRecord | None, new: CapacityRecord) -> None:
-        for listener in self._saved:
-            try:
-                listener(old, new)
-            except Exception:  # the write happened; a listener must not undo the caller
-                log.exception("a listener to saved requests failed")
-
-    def _followed(
-        self,
-        old: CapacityRecord | None,
-        new: CapacityRecord,
-        schedule: Sequence[Job],
-        cancel: Sequence[str],
-    ) -> tuple[list[Job], list[str]]:
-        jobs, cancelled = list(schedule), list(cancel)
-        for follower in self._followers:
-            more, fewer = follower(old, new)
-            jobs += more
-            cancelled += [job for job in fewer if job not in {j.id for j in jobs}]
-        return jobs, cancelled
-
     def id_for(self, key: str) -> str:
         """A new id for `key` the first time, the same one for a week after."""
         keys = [self.key("id-for", key), self.key("seq")]
@@ -82,17 +41,14 @@ class RequestsInRedis(RedisBase):
         self, record: CapacityRecord, audit: AuditEntry, schedule: Sequence[Job] = ()
     ) -> CapacityRecord:
         """Store a new record at version 1; `VersionConflict` if the id exists."""
-        schedule, cancel = self._followed(None, record, schedule, ())
-        stored = self._write(
+        return self._write(
             record,
             expected_version=0,
             old_state=record.state,
             audit=audit,
             schedule=schedule,
-            cancel=cancel,
+            cancel=(),
         )
-        self._tell_saved(None, stored)
-        return stored
 
     def save(
         self,
@@ -106,8 +62,7 @@ class RequestsInRedis(RedisBase):
 
         The audit entry and the job changes are written in the same step.
         """
-        schedule, cancel = self._followed(old, new, schedule, cancel)
-        stored = self._write(
+        return self._write(
             new,
             expected_version=old.version,
             old_state=old.state,
@@ -115,8 +70,6 @@ class RequestsInRedis(RedisBase):
             schedule=schedule,
             cancel=cancel,
         )
-        self._tell_saved(old, stored)
-        return stored
 
     def _write(
         self,

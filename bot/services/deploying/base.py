@@ -14,13 +14,13 @@ from bot.domain.deployment.record import (
     Deployment,
     DeployState,
 )
-from bot.domain.records import CapacityRecord, SlackMessage
-from bot.services.changes import BOT, Change, apply_change
+from bot.domain.records import SlackMessage
+from bot.services.changes import BOT, RequestChanges
 from bot.services.compare_and_set import TooManyConflicts, compare_and_set
 from bot.services.delivery import OnceOnly
 from bot.services.deploying.jobs import DEFAULT_WARNING, POLL
 from bot.services.jobs import RetryLater
-from bot.services.ports import Clock, Store
+from bot.services.ports import Clock
 from bot.services.ports.deployments import DeploymentConflict, Deployments
 from bot.services.ports.hosting import Hosting, Resource
 
@@ -33,7 +33,7 @@ class DeploymentRecords:
 
     def __init__(
         self,
-        store: Store,
+        changes: RequestChanges,
         deployments: Deployments,
         hosting: Hosting,
         delivery: OnceOnly,
@@ -46,7 +46,8 @@ class DeploymentRecords:
     ) -> None:
         self.approval_channel = approval_channel
         self.warn_before = max(warn_before_end, default=DEFAULT_WARNING)
-        self.store = store
+        self.changes = changes
+        self.store = changes.store
         self.deployments = deployments
         self.hosting = hosting
         self.delivery = delivery
@@ -113,11 +114,7 @@ class DeploymentRecords:
         self, request_id: str, action: str, actor: str, detail: str, usd: float | None = None
     ) -> None:
         """An entry in the request's audit trail (no state change)."""
-
-        def same(record: CapacityRecord) -> Change:
-            return Change(record, action, actor, detail, usd=usd)
-
-        apply_change(self.store, request_id, same, self.clock.now)
+        self.changes.note(request_id, action, detail, actor, usd=usd)
 
     def get(self, deployment_id: str) -> Deployment | None:
         return self.deployments.deployment(deployment_id)
