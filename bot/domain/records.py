@@ -14,6 +14,7 @@ from bot.domain.lifecycle import State
 from bot.domain.market import Offering
 from bot.domain.recommendation import Quote
 from bot.domain.request import CapacityRequest
+from bot.domain.utilisation import Usage
 
 
 class _Frozen(BaseModel):
@@ -103,6 +104,7 @@ class CapacityRecord(_Frozen):
     extension: Extension | None = None  # the latest extension asked for
     extended_usd: float = 0.0  # the fees of every extension bought (in the reservation's fee)
     cleanup: CleanupPrompt | None = None  # after the end: the cleanup prompt
+    usage: Usage | None = None  # measured while the reservation bills (None: not yet)
 
     @property
     def attempt(self) -> PurchaseAttempt | None:
