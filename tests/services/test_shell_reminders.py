@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-from tests.integration.test_shell import run_shell
+from tests.shell_runner import run_shell_here
 
 H = timedelta(hours=1)
 MIN = timedelta(minutes=1)
@@ -25,7 +24,7 @@ class Clock:
         return f"clock +{minutes}m"
 
 
-def test_the_whole_life_in_the_shell(tmp_path: Path) -> None:
+def test_the_whole_life_in_the_shell() -> None:
     # Taken when the test runs, not when it is collected: in a full run the shell starts
     # minutes after collection, and the clock would land past the checkpoint warning's
     # last useful moment (30 minutes before the end), where it is dropped as too late.
@@ -60,7 +59,7 @@ def test_the_whole_life_in_the_shell(tmp_path: Path) -> None:
         "home",
         clock.to(new_end + 2 * 24 * H),  # ended: nothing left, cleaned up
     ]
-    transcript = run_shell("\n".join(script) + "\n", tmp_path)
+    transcript = run_shell_here("\n".join(script) + "\n")
     assert "starts at *" in transcript and "Launch into the reservation" in transcript
     assert "is delivered: ends *" in transcript
     assert "[1] Extend ($" in transcript

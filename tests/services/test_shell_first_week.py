@@ -4,10 +4,9 @@ follows a click shows at once, piped forms end where the script's commands begin
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-from tests.integration.test_shell import run_shell, section
-from tests.integration.test_shell_reminders import MIN, Clock
+from tests.services.test_shell_reminders import MIN, Clock
+from tests.shell_runner import run_shell_here, section
 
 H = timedelta(hours=1)
 
@@ -17,7 +16,7 @@ def _start_day() -> datetime:
     return datetime(day.year, day.month, day.day, 11, 30, tzinfo=UTC)
 
 
-def test_what_follows_an_extensions_approval_shows_at_once(tmp_path: Path) -> None:
+def test_what_follows_an_extensions_approval_shows_at_once() -> None:
     now = datetime.now(UTC)
     start = _start_day()
     end = start + timedelta(days=3)
@@ -38,7 +37,7 @@ def test_what_follows_an_extensions_approval_shows_at_once(tmp_path: Path) -> No
         "y",
         "whoami",
     ]
-    out = run_shell("\n".join(script) + "\n", tmp_path)
+    out = run_shell_here("\n".join(script) + "\n")
     approved = out.split("alice> press 1")[-1].split("alice> whoami")[0]
     assert "(y) or" in approved and approved.count("? y\n") == 1
     # The extension is bought and the requester told before anything else is typed, as
@@ -49,7 +48,7 @@ def test_what_follows_an_extensions_approval_shows_at_once(tmp_path: Path) -> No
     assert told and "is extended to" in told[-1], approved
 
 
-def test_a_piped_form_ends_where_the_scripts_commands_begin(tmp_path: Path) -> None:
+def test_a_piped_form_ends_where_the_scripts_commands_begin() -> None:
     day = _start_day().date()
     script = [
         f'/gpu reserve 2x g5.xlarge 3d from {day} ec2 interruptible reason="load test"',
@@ -59,7 +58,7 @@ def test_a_piped_form_ends_where_the_scripts_commands_begin(tmp_path: Path) -> N
         "whoami",
         "/gpu status R1",
     ]
-    out = run_shell("\n".join(script) + "\n", tmp_path)
+    out = run_shell_here("\n".join(script) + "\n")
     assert "Reason for the approvers [load test]: as alice\n" in out
     assert "  ! `as alice` is a command, not an answer: it runs next." in out
     assert "Form closed without submitting." in out
@@ -69,7 +68,7 @@ def test_a_piped_form_ends_where_the_scripts_commands_begin(tmp_path: Path) -> N
     assert "as alice" not in status
 
 
-def test_a_value_that_only_starts_like_a_command_is_kept(tmp_path: Path) -> None:
+def test_a_value_that_only_starts_like_a_command_is_kept() -> None:
     day = _start_day().date()
     script = [
         f"/gpu reserve 2x g5.xlarge 3d from {day} ec2",
@@ -77,7 +76,7 @@ def test_a_value_that_only_starts_like_a_command_is_kept(tmp_path: Path) -> None
         "",
         "as soon as the launch is fixed",  # a reason, not `as NAME`
     ]
-    out = run_shell("\n".join(script) + "\n", tmp_path)
+    out = run_shell_here("\n".join(script) + "\n")
     assert "is a command" not in out
     card = section(out, "#approvals · message 2")
     assert "Why: “as soon as the launch is fixed”" in card

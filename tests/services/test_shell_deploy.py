@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.integration.test_shell import run_shell
+from tests.shell_runner import run_shell_here
 
 START = (datetime.now(UTC) + timedelta(days=14)).strftime("%Y-%m-%d")
 STORY = [
@@ -40,8 +40,8 @@ STORY = [
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return run_shell("\n".join(STORY) + "\n", tmp_path_factory.mktemp("shell-deploy"))
+def story() -> str:
+    return run_shell_here("\n".join(STORY) + "\n")
 
 
 def test_the_active_plan_offers_a_deploy_button_and_the_form_starts_a_deployment(
