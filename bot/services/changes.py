@@ -16,6 +16,7 @@ from bot.domain.audit import BOT, AuditEntry
 from bot.domain.events import Event, Noted
 from bot.domain.lifecycle import check_transition
 from bot.domain.records import CapacityRecord
+from bot.domain.transitions import Transition
 from bot.services.compare_and_set import compare_and_set
 from bot.services.ports import Store, VersionConflict
 
@@ -35,6 +36,13 @@ class Change:
     actor: str
     detail: str = ""
     usd: float | None = None  # the amount to audit when not the chosen total (a fee paid)
+
+    @classmethod
+    def of(
+        cls, step: Transition | None, action: str, actor: str, detail: str = ""
+    ) -> Change | None:
+        """A domain transition (None: it no longer applies) as the change to write."""
+        return None if step is None else cls(step.record, step.event, action, actor, detail)
 
 
 class RequestChanges:

@@ -34,6 +34,7 @@ from bot.domain.cost_chart import cost_chart
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, SlackMessage
 from bot.domain.reminders import request_window
+from bot.domain.transitions import card_posted
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly, filename_of
 from bot.services.jobs import JobKind, JobRegistry, RequestJob, Retries
@@ -260,11 +261,8 @@ class NotificationService:
 
     def _remember_card(self, request_id: str, message: SlackMessage) -> CapacityRecord | None:
         def posted(r: CapacityRecord) -> Change | None:
-            if r.approval_message is not None:
-                return None
-            new = r.model_copy(update={"approval_message": message})
             detail = f"{message.channel} {message.ts}"
-            return Change(new, on.CardPosted(), "posted", BOT, detail)
+            return Change.of(card_posted(r, message), "posted", BOT, detail)
 
         saved, _ = self.changes.apply(request_id, posted)
         return saved

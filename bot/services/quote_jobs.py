@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 
-from bot.domain import events as on
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
+from bot.domain.transitions import quote_failed, quoted
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.jobs import QuoteJob, QuoteOnlyJob
 from bot.services.ports import Clock, Notifier
@@ -53,32 +53,18 @@ class QuoteJobs:
             failure = f"quoting failed: {exc}"
 
             def fail(r: CapacityRecord) -> Change | None:
-                if r.state is not State.DRAFT:
-                    return None
-                new = r.model_copy(update={"state": State.FAILED, "failure": failure})
-                return Change(new, on.QuoteFailed(), "failed", BOT, failure)
+                return Change.of(quote_failed(r, failure), "failed", BOT, failure)
 
             saved, _ = self.changes.apply(record.id, fail)
             assert saved is not None
             return saved
 
-        def quoted(r: CapacityRecord) -> Change | None:
-            if r.state is not State.DRAFT:
-                return None
-            new = r.model_copy(
-                # The quote's request: with region=any it names the region chosen, the
-                # one the offerings shown (and bought) are in.
-                update={
-                    "state": State.QUOTED,
-                    "quote": quote,
-                    "request": quote.request,
-                    "updated_at": self.clock.now(),
-                }
-            )
-            kind = quote.recommendation.kind
-            recommended = f"recommended {kind.value if kind else 'nothing'}"
-            return Change(new, on.Quoted(), "quoted", BOT, recommended)
+        kind = quote.recommendation.kind
+        recommended = f"recommended {kind.value if kind else 'nothing'}"
 
-        saved, _ = self.changes.apply(record.id, quoted)
+        def done(r: CapacityRecord) -> Change | None:
+            return Change.of(quoted(r, quote, self.clock.now()), "quoted", BOT, recommended)
+
+        saved, _ = self.changes.apply(record.id, done)
         assert saved is not None
         return saved

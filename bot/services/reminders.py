@@ -24,14 +24,11 @@ from bot.blocks.reminders import (
     reminder_message,
     window_reminder_message,
 )
-from bot.domain import events as on
 from bot.domain.cleanup import (
-    AnswerRefused,
     CleanupChoice,
     CleanupPrompt,
     PromptStatus,
     Step,
-    answer,
     next_step,
 )
 from bot.domain.extension import DEFAULT_EXTENSION_HOURS, ExtensionOffer, extension_refusal
@@ -48,6 +45,7 @@ from bot.domain.reminders import (
     request_window,
     timeliness,
 )
+from bot.domain.transitions import TransitionRefused, cleaned_up, cleanup_answered, cleanup_step
 from bot.services.actor import Actor
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly
@@ -239,11 +237,8 @@ class ReminderService:
             self._send(f"cleanup-done:{record.id}", record.requester, cleanup_done(record.id))
 
             def resolved(r: CapacityRecord) -> Change | None:
-                if r.state is not State.EXPIRED:
-                    return None
-                new = r.model_copy(update={"state": State.CLEANED_UP, "cleanup": plan.prompt})
                 why = "nothing tagged for it is left"
-                return Change(new, on.CleanedUp(), "cleaned-up", BOT, why)
+                return Change.of(cleaned_up(r, plan.prompt), "cleaned-up", BOT, why)
 
             self.changes.apply(record.id, resolved)
             return
@@ -265,10 +260,8 @@ class ReminderService:
         self, request_id: str, expected: CleanupPrompt, prompt: CleanupPrompt, action: str
     ) -> None:
         def saved(r: CapacityRecord) -> Change | None:
-            if r.state is not State.EXPIRED or (r.cleanup or CleanupPrompt()) != expected:
-                return None  # answered meanwhile: that answer's job takes over
-            new = r.model_copy(update={"cleanup": prompt})
-            return Change(new, on.CleanupStepTaken(), f"cleanup-{action}", BOT, _cost(prompt))
+            step = cleanup_step(r, expected, prompt)
+            return Change.of(step, f"cleanup-{action}", BOT, _cost(prompt))
 
         self.changes.apply(request_id, saved)
 
@@ -280,23 +273,12 @@ class ReminderService:
         user = actor.user
 
         def answered(r: CapacityRecord) -> Change | None:
-            mine = user == r.requester
-            if not mine and (choice is CleanupChoice.NOT_MINE or not actor.is_approver):
-                refusal.append(f"Only the requester of {r.id} or an approver can answer this.")
-                return None
-            if r.state is State.CLEANED_UP:
-                refusal.append("Already cleaned up: nothing tagged for it is left.")
-                return None
-            if r.state is not State.EXPIRED:
-                refusal.append(f"Request {r.id} has not ended; there is nothing to clean up.")
-                return None
             try:
-                prompt = answer(r.cleanup or CleanupPrompt(), choice, user, now)
-            except AnswerRefused as exc:
-                refusal.append(str(exc).capitalize() + ".")
+                step = cleanup_answered(r, actor, choice, now)
+            except TransitionRefused as refused:
+                refusal.append(str(refused))
                 return None
-            new = r.model_copy(update={"cleanup": prompt})
-            return Change(new, on.CleanupAnswered(), f"cleanup-{choice.value}", user)
+            return Change.of(step, f"cleanup-{choice.value}", user)
 
         record, change = self.changes.apply(request_id, answered)
         if record is None:

@@ -7,15 +7,15 @@ change is decided again on a fresh read, so concurrent clicks and replicas are s
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 
 from bot.domain import events as on
 from bot.domain.approval import SpendingPolicy
 from bot.domain.grammar import render_request
-from bot.domain.lifecycle import CANCELLABLE, NOTHING_BOUGHT, State
+from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest, clean_text
 from bot.domain.request_ids import normalise_id
+from bot.domain.transitions import TransitionRefused, cancelled, submitted, timed_out
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.jobs import OpenJob, open_job, quote_only_job
 from bot.services.ports import Clock, Intake, JobIntake, VersionConflict
@@ -102,40 +102,26 @@ class RequestService:
         """quoted -> pending_approval; the card is posted by the notify job scheduled in
         the same step. `RequestError` says why not."""
 
-        def submitted(r: CapacityRecord) -> Change:
+        def submit(r: CapacityRecord) -> Change | None:
             chosen, deadline = self.submissions.check(r, user, pick, reason)
-            new = r.model_copy(
-                update={
-                    "state": State.PENDING_APPROVAL,
-                    "choice": chosen.choice(),
-                    "reason": clean_text(reason),
-                    "required_approvals": self.limits.approvals_needed(chosen.most_usd),
-                    "approval_deadline": deadline,
-                    "updated_at": self.clock.now(),
-                }
-            )
-            return Change(new, on.Submitted(), "submitted", user, chosen.kind.value)
+            needed = self.limits.approvals_needed(chosen.most_usd)
+            now = self.clock.now()
+            step = submitted(r, chosen.choice(), clean_text(reason), needed, deadline, now)
+            return Change.of(step, "submitted", user, chosen.kind.value)
 
-        saved, _ = self.changes.apply(normalise_id(request_id), submitted)
+        saved, _ = self.changes.apply(normalise_id(request_id), submit)
         if saved is None:
             raise RequestError(f"There is no request {request_id}.")
         return saved
 
     def cancel(self, request_id: str, user: str) -> CapacityRecord:
-        def cancelled(r: CapacityRecord) -> Change:
-            if r.requester != user:
-                raise RequestError(f"Only the requester can cancel {r.id}.")
-            if r.state not in CANCELLABLE and not _window_not_open(r, self.clock.now()):
-                if r.state.final:
-                    raise RequestError(f"Request {r.id} is {r.state.label} already.")
-                raise RequestError(
-                    f"Request {r.id} is {r.state.label}: only requests that are not approved "
-                    "yet (or On-Demand and Spot before their window opens) can be cancelled."
-                )
-            new = r.model_copy(update={"state": State.CANCELLED, "updated_at": self.clock.now()})
-            return Change(new, on.Cancelled(), "cancelled", user)
+        def cancel(r: CapacityRecord) -> Change | None:
+            try:
+                return Change.of(cancelled(r, user, self.clock.now()), "cancelled", user)
+            except TransitionRefused as refused:
+                raise RequestError(str(refused)) from refused
 
-        saved, _ = self.changes.apply(normalise_id(request_id), cancelled)
+        saved, _ = self.changes.apply(normalise_id(request_id), cancel)
         if saved is None:
             raise RequestError(f"There is no request {request_id}.")
         return saved
@@ -143,24 +129,9 @@ class RequestService:
     def time_out(self, request_id: str) -> CapacityRecord | None:
         """pending_approval -> timed_out; nothing when it was decided meanwhile."""
 
-        def timed_out(r: CapacityRecord) -> Change | None:
-            if r.state is not State.PENDING_APPROVAL:
-                return None
-            new = r.model_copy(update={"state": State.TIMED_OUT, "updated_at": self.clock.now()})
-            why = "no decision before the deadline"
-            return Change(new, on.TimedOut(), "timed out", BOT, why)
+        def time_out(r: CapacityRecord) -> Change | None:
+            step = timed_out(r, self.clock.now())
+            return Change.of(step, "timed out", BOT, "no decision before the deadline")
 
-        saved, change = self.changes.apply(request_id, timed_out)
+        saved, change = self.changes.apply(request_id, time_out)
         return saved if change is not None else None
-
-
-def _window_not_open(record: CapacityRecord, now: datetime) -> bool:
-    """An On-Demand or Spot request scheduled for a window not open yet: nothing was
-    bought, so cancelling it costs nothing (its reminders go with it)."""
-    return (
-        record.state is State.SCHEDULED
-        and record.reservation is None
-        and record.choice is not None
-        and record.choice.kind.value in NOTHING_BOUGHT
-        and now < record.request.start
-    )
