@@ -27,6 +27,10 @@ With `--in-process-worker` the bot serves as `gpu-bot serve` does by default, a 
 inside each serving process (it waits on Redis for work; the quotes it would run are still
 drained between runs): what that worker costs the acks.
 
+Each run also reads the servers' CPU time from /proc (master and workers, every thread)
+and reports CPU milliseconds per request: on a shared machine latency moves with the
+neighbours, the CPU a request takes much less.
+
 Run: python -m benchmarks.ack_latency [--requests 2000] [--concurrency 8] [--shape 2x8]
      [--in-process-worker] [--rate 20] [--rounds 3]
 """
@@ -146,18 +150,37 @@ def _clean(redis_url: str, namespace: str) -> None:
 
 def rss_mb(pid: int) -> float:
     """Resident memory of a process and its children (gunicorn master + worker)."""
-    pids = [pid]
-    children = f"/proc/{pid}/task/{pid}/children"
-    if os.path.exists(children):
-        with open(children) as f:
-            pids += [int(p) for p in f.read().split()]
     total_kb = 0
-    for p in pids:
+    for p in _tree(pid):
         with open(f"/proc/{p}/status") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
                     total_kb += int(line.split()[1])
     return total_kb / 1024
+
+
+def _tree(pid: int) -> list[int]:
+    """A process and its children (gunicorn's master and its workers)."""
+    children = f"/proc/{pid}/task/{pid}/children"
+    pids = [pid]
+    if os.path.exists(children):
+        with open(children) as f:
+            pids += [int(p) for p in f.read().split()]
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time used so far by a server (master and workers, all their
+    threads): what a request costs the machine, whoever else is using it."""
+    ticks = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def fire(
@@ -211,17 +234,20 @@ def pct(values: list[float], p: float) -> float:
 
 def measure(
     port: int,
+    pid: int,
     text: str,
     requests: int,
     concurrency: int,
     fake: FakeSlack,
     rate: float | None = None,
-) -> tuple[float, float, float]:
-    """(p50 ms, p99 ms, requests per second) of one run."""
+) -> tuple[float, float, float, float]:
+    """(p50 ms, p99 ms, requests per second, server CPU ms per request) of one run."""
+    cpu = cpu_seconds(pid)
     started = time.perf_counter()
     values = fire(port, text, requests, concurrency, fake, rate)
     wall = time.perf_counter() - started
-    return pct(values, 50) * 1000, pct(values, 99) * 1000, len(values) / wall
+    used = (cpu_seconds(pid) - cpu) * 1000 / len(values)
+    return pct(values, 50) * 1000, pct(values, 99) * 1000, len(values) / wall, used
 
 
 def main() -> int:
@@ -276,7 +302,7 @@ def main() -> int:
         stock_paced: ("stock", reserve, True),
         reserve_paced: ("bot", reserve, True),
     }
-    samples: dict[str, list[tuple[float, float, float]]] = {label: [] for label in runs}
+    samples: dict[str, list[tuple[float, float, float, float]]] = {label: [] for label in runs}
     print(
         f"signed /gpu commands over {args.concurrency} keep-alive connections; "
         f"{workers} server process(es) of {threads} threads each"
@@ -292,13 +318,14 @@ def main() -> int:
         stderr=subprocess.DEVNULL,
     )
     with (
-        server(stock_command, workers, threads, env) as (stock_port, _stock),
+        server(stock_command, workers, threads, env) as (stock_port, stock_proc),
         server(bot_command, workers, threads, env, args.in_process_worker) as (
             bot_port,
             bot_proc,
         ),
     ):
         ports = {"stock": stock_port, "bot": bot_port}
+        pids = {"stock": stock_proc.pid, "bot": bot_proc.pid}
         for port in ports.values():  # warm up both
             fire(port, reserve, max(args.requests // 10, 50), args.concurrency, fake)
         for _ in range(args.rounds):
@@ -307,7 +334,7 @@ def main() -> int:
                 rate = args.rate if is_paced else None
                 worker.send_signal(signal.SIGSTOP)  # it runs on other machines in production
                 samples[label].append(
-                    measure(ports[which], text, count, args.concurrency, fake, rate)
+                    measure(ports[which], pids[which], text, count, args.concurrency, fake, rate)
                 )
                 worker.send_signal(signal.SIGCONT)
                 drain(redis_url, namespace)  # quote what this run queued, between runs
@@ -321,9 +348,19 @@ def main() -> int:
     med = statistics.median
     p99: dict[str, float] = {}
     rps: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     for label, values in samples.items():
-        p50, p99[label], rps[label] = (med(v[i] for v in values) for i in range(3))
-        print(f"  {label:48} p50 {p50:6.2f} ms  p99 {p99[label]:6.2f} ms  {rps[label]:7.0f} req/s")
+        p50, p99[label], rps[label], cpu[label] = (med(v[i] for v in values) for i in range(4))
+        print(
+            f"  {label:48} p50 {p50:6.2f} ms  p99 {p99[label]:6.2f} ms  "
+            f"{rps[label]:7.0f} req/s  {cpu[label]:5.2f} ms CPU/request"
+        )
+    # CPU per request is the figure the machine's other users move least: the share of
+    # two cores each request takes, whatever else runs.
+    print(
+        f"/gpu help server CPU per request: {cpu[help_label] / cpu[stock_label]:.2f}x the "
+        f"stock app's; /gpu reserve: {cpu[reserve_label] / cpu[stock_label]:.2f}x (reported)"
+    )
     checks = [
         ("/gpu help p99", p99[help_label] / p99[stock_label], HELP_P99_TARGET, True),
         ("/gpu help throughput", rps[help_label] / rps[stock_label], HELP_THROUGHPUT_TARGET, False),
