@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import redis
 
+from bot.adapters.aws.aws_clients import AwsClients
 from bot.adapters.aws.clients import RETRIES, live_client, session_clients
-from bot.adapters.aws.market import AwsClients
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.services.ports import Clock
 

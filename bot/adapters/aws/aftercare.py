@@ -11,7 +11,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.adapters.aws.accounts import AccountClients
-from bot.adapters.aws.market import AwsClients, SkipOffering, upfront_fee
+from bot.adapters.aws.aws_clients import AwsClients
+from bot.adapters.aws.offerings import SkipOffering, upfront_fee
 from bot.adapters.aws.purchasing import checked_call, purchase_error
 from bot.domain.catalog import Catalog, PriceKind
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind, inventory

@@ -22,7 +22,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from bot.adapters.aws.market import AwsClients
+from bot.adapters.aws.aws_clients import AwsClients
 from bot.adapters.aws.regions import UnknownRegion, partition_regions
 from bot.config import Settings
 from bot.domain.market import Origin

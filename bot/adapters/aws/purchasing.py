@@ -25,7 +25,8 @@ from botocore.exceptions import (
 )
 
 from bot.adapters.aws.accounts import AccountClients
-from bot.adapters.aws.market import AwsClients, AwsMarket
+from bot.adapters.aws.aws_clients import AwsClients
+from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.request_check import request_problems
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import OptionKind

@@ -4,8 +4,8 @@ same retry policies, as live AWS, answered by the simulated market."""
 from __future__ import annotations
 
 from aws_sandbox import SandboxMarket, sandbox_client
+from bot.adapters.aws.aws_clients import AwsClients
 from bot.adapters.aws.clients import make_clients
-from bot.adapters.aws.market import AwsClients
 from bot.domain.market import Origin
 
 
