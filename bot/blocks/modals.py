@@ -32,6 +32,20 @@ def reserve_form(
 ) -> View:
     """The request form, pre-filled with whatever was parsed. With more than one of
     `accounts` (the default first) it asks which one the request runs in."""
+    blocks: list[Block] = [context(note)] if note else []
+    blocks += [
+        *_size_inputs(draft, instance_types),
+        *_start_inputs(draft),
+        *_place_inputs(draft, default_region),
+        *_work_inputs(draft),
+    ]
+    if len(accounts) > 1:
+        blocks.insert(-1, _account_input(draft, accounts))
+    return modal(CallbackId.RESERVE_FORM, "Reserve GPUs", "Compare options", blocks, metadata)
+
+
+def _size_inputs(draft: RequestDraft, instance_types: list[str]) -> list[Block]:
+    """How many of which type, for how long."""
     type_options = [select_option(t, t) for t in instance_types[:100]]
     type_select: Block = {
         "type": "static_select",
@@ -51,17 +65,61 @@ def reserve_form(
     duration: Block = {"type": "plain_text_input", "placeholder": plain("3d, 36h or 2w")}
     if draft.duration_hours:
         duration["initial_value"] = render_duration(draft.duration_hours)
+    return [
+        input_block(FormBlock.COUNT, "Instances", count),
+        input_block(FormBlock.INSTANCE_TYPE, "Instance type", type_select),
+        input_block(FormBlock.DURATION, "Duration", duration, hint="36h, 3d, 2w (up to 365 days)"),
+    ]
+
+
+def _start_inputs(draft: RequestDraft) -> list[Block]:
+    """The start: a date, and an optional time (UTC)."""
     date: Block = {"type": "datepicker"}
     time: Block = {"type": "timepicker"}
     if draft.start:
         date["initial_date"] = draft.start.strftime("%Y-%m-%d")
         time["initial_time"] = draft.start.strftime("%H:%M")
+    return [
+        input_block(FormBlock.START_DATE, "Start date (UTC)", date),
+        input_block(
+            FormBlock.START_TIME,
+            "Start time (UTC)",
+            time,
+            optional=True,
+            hint="Leave empty for 00:00 UTC",
+        ),
+    ]
+
+
+def _place_inputs(draft: RequestDraft, default_region: str) -> list[Block]:
+    """The region, and EC2 or SageMaker."""
     env_options = [
         select_option("EC2 or SageMaker", "any"),
         select_option("EC2", "ec2"),
         select_option("SageMaker", "sagemaker"),
     ]
     env_value = draft.environment.value if draft.environment else "any"
+    return [
+        input_block(
+            FormBlock.REGION,
+            "Region",
+            {"type": "plain_text_input", "initial_value": draft.region or default_region},
+        ),
+        input_block(
+            FormBlock.ENVIRONMENT,
+            "Environment",
+            {
+                "type": "static_select",
+                "options": env_options,
+                "initial_option": next(o for o in env_options if o["value"] == env_value),
+            },
+        ),
+    ]
+
+
+def _work_inputs(draft: RequestDraft) -> list[Block]:
+    """What the work is: its kind, whether it can be interrupted, how much of the window
+    it uses, and why it is asked for."""
     workload_options = [select_option(w.value.capitalize(), w.value) for w in Workload]
     workload = draft.workload or Workload.TRAINING
     restartable = "The work checkpoints and can restart (Spot is fine)"
@@ -79,35 +137,7 @@ def reserve_form(
     reason: Block = {"type": "plain_text_input", "multiline": True, "max_length": 500}
     if draft.reason:
         reason["initial_value"] = draft.reason
-    blocks: list[Block] = []
-    if note:
-        blocks.append(context(note))
-    blocks += [
-        input_block(FormBlock.COUNT, "Instances", count),
-        input_block(FormBlock.INSTANCE_TYPE, "Instance type", type_select),
-        input_block(FormBlock.DURATION, "Duration", duration, hint="36h, 3d, 2w (up to 365 days)"),
-        input_block(FormBlock.START_DATE, "Start date (UTC)", date),
-        input_block(
-            FormBlock.START_TIME,
-            "Start time (UTC)",
-            time,
-            optional=True,
-            hint="Leave empty for 00:00 UTC",
-        ),
-        input_block(
-            FormBlock.REGION,
-            "Region",
-            {"type": "plain_text_input", "initial_value": draft.region or default_region},
-        ),
-        input_block(
-            FormBlock.ENVIRONMENT,
-            "Environment",
-            {
-                "type": "static_select",
-                "options": env_options,
-                "initial_option": next(o for o in env_options if o["value"] == env_value),
-            },
-        ),
+    return [
         input_block(
             FormBlock.WORKLOAD,
             "Workload",
@@ -132,24 +162,23 @@ def reserve_form(
             hint=f"{REASON_NEEDED}: give it here or when you submit.",
         ),
     ]
-    if len(accounts) > 1:
-        account_options = [select_option(name, name) for name in accounts[:100]]
-        chosen = draft.account if draft.account in accounts else accounts[0]
-        account: Block = {
-            "type": "static_select",
-            "options": account_options,
-            "initial_option": next(o for o in account_options if o["value"] == chosen),
-        }
-        blocks.insert(
-            -1,
-            input_block(
-                FormBlock.ACCOUNT,
-                "AWS account",
-                account,
-                hint="Where it is quoted, bought and tracked (GPU_BOT_ACCOUNTS)",
-            ),
-        )
-    return modal(CallbackId.RESERVE_FORM, "Reserve GPUs", "Compare options", blocks, metadata)
+
+
+def _account_input(draft: RequestDraft, accounts: Sequence[str]) -> Block:
+    """Which of the AWS accounts (the default first) the request runs in."""
+    account_options = [select_option(name, name) for name in accounts[:100]]
+    chosen = draft.account if draft.account in accounts else accounts[0]
+    account: Block = {
+        "type": "static_select",
+        "options": account_options,
+        "initial_option": next(o for o in account_options if o["value"] == chosen),
+    }
+    return input_block(
+        FormBlock.ACCOUNT,
+        "AWS account",
+        account,
+        hint="Where it is quoted, bought and tracked (GPU_BOT_ACCOUNTS)",
+    )
 
 
 def submit_form(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 
 from bot.cli.output import console, fail, print_json, settings_or_exit
@@ -20,6 +21,8 @@ from bot.domain.catalog import (
 from bot.domain.grammar import RequestSyntaxError
 
 PRICE_KINDS = (PriceKind.ON_DEMAND, PriceKind.CAPACITY_BLOCK, PriceKind.TRAINING_PLAN)
+# One instance type: its entry, whether EC2 sells it in the region, its catalog prices.
+Row = tuple[InstanceType, bool | None, dict[str, CatalogPrice | None]]
 
 
 def register(sub: Any) -> None:
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     except UnknownInstanceType as exc:
         return fail(str(exc))
-    rows = []
+    rows: list[Row] = []
     for name in names or catalog.instance_types:
         entry = catalog.instance(name)
         sold = services.quotes.sold_in(name, region)
@@ -53,6 +56,15 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([_json(entry, sold, ps, region) for entry, sold, ps in rows])
         return 0
+    out = console()
+    out.print(_table(rows, region))
+    if names:
+        _details(out, rows[0], region)
+    return 0
+
+
+def _table(rows: list[Row], region: str) -> Table:
+    """One row per instance type: what it is, where it is sold, its catalog prices."""
     table = Table(
         title=f"gpu-bot catalog: {region}; prices in USD per instance-hour (* estimate; "
         f"(region): that region's figure, the catalog has none for {region})"
@@ -79,24 +91,25 @@ def run(args: argparse.Namespace) -> int:
             _here(entry.training_plans, sold, region),
             *(_price(ps[k.value], region) for k in PRICE_KINDS),
         )
-    out = console()
-    out.print(table)
-    if names:
-        entry, sold, ps = rows[0]
-        if sold is False:
-            out.print(
-                f"{entry.instance_type} is not sold in {region} (EC2 DescribeInstanceTypeOfferings)"
-            )
-        for what, availability in (
-            ("Capacity Blocks", entry.capacity_blocks),
-            ("training plans", entry.training_plans),
-        ):
-            if availability.offered and not offered_here(availability, sold, region):
-                out.print(f"{what} for {entry.instance_type}: {', '.join(availability.regions)}")
-        for p in ps.values():
-            if p:
-                out.print(f"{p.kind.value}: {p.usd_per_hour} USD/h from {p.describe()}")
-    return 0
+    return table
+
+
+def _details(out: Console, row: Row, region: str) -> None:
+    """For one asked type: where it is sold and offered, and where each price is from."""
+    entry, sold, ps = row
+    if sold is False:
+        out.print(
+            f"{entry.instance_type} is not sold in {region} (EC2 DescribeInstanceTypeOfferings)"
+        )
+    for what, availability in (
+        ("Capacity Blocks", entry.capacity_blocks),
+        ("training plans", entry.training_plans),
+    ):
+        if availability.offered and not offered_here(availability, sold, region):
+            out.print(f"{what} for {entry.instance_type}: {', '.join(availability.regions)}")
+    for p in ps.values():
+        if p:
+            out.print(f"{p.kind.value}: {p.usd_per_hour} USD/h from {p.describe()}")
 
 
 def offered_here(availability: OfferingAvailability, sold: bool | None, region: str) -> bool:

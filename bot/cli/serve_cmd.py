@@ -109,15 +109,9 @@ def _settings() -> Settings:
 def run_serve(args: argparse.Namespace) -> int:
     settings = _settings()
     workers = args.workers if args.workers is not None else default_workers(settings)
-    problems = serve_problems(settings, separate_worker=args.no_worker, workers=workers)
-    if problems:
-        return fail("cannot serve:\n  " + "\n  ".join(problems), code=1)
-    from bot.adapters.slack.client import token_refusal
-
-    token = settings.slack_bot_token  # never None here: serve_problems says so otherwise
-    refused = token_refusal(token.get_secret_value(), settings.slack_api_url) if token else None
+    refused = _cannot_serve(settings, args.no_worker, workers)
     if refused:
-        return fail(f"cannot serve: {refused}", code=1)
+        return fail(refused, code=1)
     http = settings.slack_app_token is None
     if http:
         # Before prometheus_client is imported (it reads the variable then).
@@ -125,62 +119,99 @@ def run_serve(args: argparse.Namespace) -> int:
         atexit.register(shutil.rmtree, metrics_dir, ignore_errors=True)
     from bot import server
 
-    stops: list[Callable[[], None]] = []  # stop this process's job worker, then wait
+    process = _ServingProcess(settings, args)
+    if settings.slack_app_token is not None:
+        return process.serve_socket_mode(settings.slack_app_token)
+    from bot.adapters.metrics.files import process_exited
 
-    def start(request_verification: bool = True) -> tuple[Wiring, App]:
+    server.serve_http(
+        process.make_application,
+        args.port,
+        threads=args.threads,
+        workers=workers,
+        on_worker_exit=process.stop_jobs,
+        on_child_exit=process_exited,
+    )
+    return 0
+
+
+def _cannot_serve(settings: Settings, separate_worker: bool, workers: int) -> str | None:
+    """Why the bot cannot serve with these settings (the token included), or None."""
+    problems = serve_problems(settings, separate_worker=separate_worker, workers=workers)
+    if problems:
+        return "cannot serve:\n  " + "\n  ".join(problems)
+    from bot.adapters.slack.client import token_refusal
+
+    token = settings.slack_bot_token  # never None here: serve_problems says so otherwise
+    refused = token_refusal(token.get_secret_value(), settings.slack_api_url) if token else None
+    return f"cannot serve: {refused}" if refused else None
+
+
+class _ServingProcess:
+    """What one serving process runs: the services and the Bolt app, built after gunicorn
+    forks, and the process's own job worker unless --no-worker, stopped on the way out."""
+
+    def __init__(self, settings: Settings, args: argparse.Namespace) -> None:
+        self.settings = settings
+        self.args = args
+        self.stops: list[Callable[[], None]] = []  # stop this process's job worker, then wait
+
+    def start(self, request_verification: bool = True) -> tuple[Wiring, App]:
         # Imported here, in each worker process after gunicorn forks: the master only
         # supervises, and stays small.
         from bot.app import build_app, build_services
         from bot.worker import Worker
 
-        services = build_services(settings)
+        services = build_services(self.settings)
         app = build_app(services, request_verification=request_verification)
         # What start-up built lives as long as the process: out of the collector's sight,
         # a full collection takes microseconds instead of pausing every request ~70 ms.
         gc.collect()
         gc.freeze()
-        if not args.no_worker:
+        if not self.args.no_worker:
             stop = threading.Event()
-            worker = Worker(services, concurrency=args.concurrency, grace=JOB_GRACE_SECONDS)
+            worker = Worker(services, concurrency=self.args.concurrency, grace=JOB_GRACE_SECONDS)
             thread = worker.start_thread(stop)
-            stops.append(lambda: _stop_and_wait(stop, thread))
+            self.stops.append(lambda: _stop_and_wait(stop, thread))
             _on_sigterm(stop.set)  # start stopping while the last requests are answered
         return services, app
 
-    def stop_jobs() -> None:
-        for stop_and_wait in stops:
+    def stop_jobs(self) -> None:
+        for stop_and_wait in self.stops:
             stop_and_wait()
 
-    if settings.slack_app_token is not None:
-        services, app = start()
+    def serve_socket_mode(self, app_token: SecretStr) -> int:
+        from bot import server
         from bot.app import metrics_page
 
+        services, app = self.start()
         server.start_health_server(
-            args.port,
+            self.args.port,
             services.store.ping,
             metrics=metrics_page(services),
-            metrics_token=_revealed(settings.metrics_token),
+            metrics_token=_revealed(self.settings.metrics_token),
         )
 
         def exit_cleanly(*_: object) -> None:
-            stop_jobs()
+            self.stop_jobs()
             raise SystemExit(0)
 
         previous = signal.signal(signal.SIGTERM, exit_cleanly)
         try:
-            server.serve_socket_mode(app, settings.slack_app_token.get_secret_value())
+            server.serve_socket_mode(app, app_token.get_secret_value())
         finally:
             signal.signal(signal.SIGTERM, previous)
-            stop_jobs()
+            self.stop_jobs()
         return 0
 
-    def make_application() -> Any:
-        secret = settings.slack_signing_secret
-        # The front (server.wsgi_app) verifies each signature: Bolt need not do it again.
-        services, app = start(request_verification=secret is None)
+    def make_application(self) -> Any:
+        from bot import server
         from bot.app import metrics_page
         from handlers.commands import answered_in_ack
 
+        secret = self.settings.slack_signing_secret
+        # The front (server.wsgi_app) verifies each signature: Bolt need not do it again.
+        services, app = self.start(request_verification=secret is None)
         return server.wsgi_app(
             app,
             services.store.ping,
@@ -188,21 +219,9 @@ def run_serve(args: argparse.Namespace) -> int:
             signing_secret=secret.get_secret_value() if secret else None,
             first_sighting=services.store.first_sighting,
             metrics=metrics_page(services),
-            metrics_token=_revealed(settings.metrics_token),
+            metrics_token=_revealed(self.settings.metrics_token),
             answered_in_ack=answered_in_ack(services),
         )
-
-    from bot.adapters.metrics.files import process_exited
-
-    server.serve_http(
-        make_application,
-        args.port,
-        threads=args.threads,
-        workers=workers,
-        on_worker_exit=stop_jobs,
-        on_child_exit=process_exited,
-    )
-    return 0
 
 
 def _revealed(secret: SecretStr | None) -> str | None:

@@ -104,14 +104,7 @@ def recommend(
     """The pick and why, among the options that may be submitted under `cap` (among all
     when none may: the quote then says that nothing can be submitted)."""
     warnings = _timing_warnings(request, now)
-    priced = [o for o in options if o.eligible and o.total_usd is not None]
-    capped: list[Option] = []
-    if cap is not None:
-        capped = [o for o in priced if not cap.submittable(o)]
-        if len(capped) < len(priced):
-            priced = [o for o in priced if cap.submittable(o)]
-        else:
-            capped = []  # every option is over: said by the quote, not as a reason
+    priced, capped = _submittable(options, cap)
     if not priced:
         barred = "; ".join(f"{o.kind.label}: {o.reasons[0]}" for o in options if o.reasons)
         return Recommendation(
@@ -126,44 +119,7 @@ def recommend(
         # while a Capacity Block or training plan can be had.
         reserved = blocks_or_plans
     flexible = [o for o in priced if not o.kind.reserved]
-    best_reserved = _cheapest(reserved)
-    best_flexible = _cheapest(flexible)
-    critical = request.workload in TIME_CRITICAL
-
-    on_demand = next((o for o in flexible if o.kind is OptionKind.ON_DEMAND), None)
-
-    if best_reserved and (critical or not best_flexible):
-        chosen = best_reserved
-        reasons = [_why_reserved(request, critical)]
-        reasons.append(_cost_line(chosen, best_flexible, request))
-        if best_flexible and _total(chosen) > _total(best_flexible):
-            warnings.append(
-                f"at {request.utilization_pct}% utilisation the reservation costs "
-                f"{_usd(_total(chosen) - _total(best_flexible))} more than "
-                f"{best_flexible.kind.label} would, if capacity were there"
-            )
-    elif best_reserved and best_flexible and _total(best_reserved) <= _total(best_flexible):
-        # Cheaper, or the same: a guarantee that costs nothing more is taken.
-        chosen = best_reserved
-        reasons = [
-            _cost_line(chosen, best_flexible, request),
-            "it also guarantees the window",
-        ]
-    else:
-        assert best_flexible is not None
-        chosen = best_flexible
-        reasons = [_why_flexible(chosen, request)]
-        if chosen.kind is OptionKind.SPOT and on_demand is not None:
-            # Spot's saving is against On-Demand, the option it replaces.
-            reasons.append(_cost_line(chosen, on_demand, request))
-        elif best_reserved:
-            reasons.append(_cost_line(chosen, best_reserved, request))
-        if best_reserved:
-            # Dearer than the choice here (the branch above takes it otherwise).
-            reasons.append(
-                f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
-                f"for {_usd(_total(best_reserved) - _total(chosen))} more"
-            )
+    chosen, reasons = _choose(request, reserved, flexible, warnings)
     if cap is not None:
         reasons += [_capped_line(o, cap) for o in capped]
     reasons += _environment_caveat(request, chosen, priced)
@@ -173,6 +129,63 @@ def recommend(
     if source and source.estimate:
         warnings.append(f"the {chosen.kind.label} price is an estimate: {source.detail}")
     return Recommendation(kind=chosen.kind, reasons=reasons, warnings=warnings)
+
+
+def _submittable(options: list[Option], cap: Cap | None) -> tuple[list[Option], list[Option]]:
+    """The priced options that may be submitted under `cap`, and those it holds back
+    (none held back when it would hold back every one)."""
+    priced = [o for o in options if o.eligible and o.total_usd is not None]
+    if cap is None:
+        return priced, []
+    capped = [o for o in priced if not cap.submittable(o)]
+    if len(capped) < len(priced):
+        return [o for o in priced if cap.submittable(o)], capped
+    return priced, []  # every option is over: said by the quote, not as a reason
+
+
+def _choose(
+    request: CapacityRequest,
+    reserved: list[Option],
+    flexible: list[Option],
+    warnings: list[str],
+) -> tuple[Option, list[str]]:
+    """The cheapest reservation or the cheapest flexible option, and why; adds to
+    `warnings` what a time-critical reservation costs more than flexible capacity."""
+    best_reserved = _cheapest(reserved)
+    best_flexible = _cheapest(flexible)
+    critical = request.workload in TIME_CRITICAL
+    if best_reserved and (critical or not best_flexible):
+        reasons = [_why_reserved(request, critical)]
+        reasons.append(_cost_line(best_reserved, best_flexible, request))
+        if best_flexible and _total(best_reserved) > _total(best_flexible):
+            warnings.append(
+                f"at {request.utilization_pct}% utilisation the reservation costs "
+                f"{_usd(_total(best_reserved) - _total(best_flexible))} more than "
+                f"{best_flexible.kind.label} would, if capacity were there"
+            )
+        return best_reserved, reasons
+    if best_reserved and best_flexible and _total(best_reserved) <= _total(best_flexible):
+        # Cheaper, or the same: a guarantee that costs nothing more is taken.
+        return best_reserved, [
+            _cost_line(best_reserved, best_flexible, request),
+            "it also guarantees the window",
+        ]
+    assert best_flexible is not None
+    chosen = best_flexible
+    reasons = [_why_flexible(chosen, request)]
+    on_demand = next((o for o in flexible if o.kind is OptionKind.ON_DEMAND), None)
+    if chosen.kind is OptionKind.SPOT and on_demand is not None:
+        # Spot's saving is against On-Demand, the option it replaces.
+        reasons.append(_cost_line(chosen, on_demand, request))
+    elif best_reserved:
+        reasons.append(_cost_line(chosen, best_reserved, request))
+    if best_reserved:
+        # Dearer than the choice here (the branch above takes it otherwise).
+        reasons.append(
+            f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
+            f"for {_usd(_total(best_reserved) - _total(chosen))} more"
+        )
+    return chosen, reasons
 
 
 def _environment_caveat(

@@ -22,10 +22,13 @@ import subprocess
 import sys
 import textwrap
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.domain.comparison import OptionKind
 from bot.domain.cost_chart import BreakEven, CostChart, CostLine
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # One colour per option, the same in every chart.
@@ -51,64 +54,82 @@ def render_png(chart: CostChart) -> bytes:
     """`chart` drawn as PNG bytes (about 800x450 pixels)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
     with _lock:
         figure = Figure(figsize=(8, 4.5), dpi=100, layout="constrained")
         FigureCanvasAgg(figure)
         ax = figure.add_subplot()
-        ax.set_title("\n".join(textwrap.wrap(chart.title, 90)), fontsize=10)
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("expected utilisation")
-        ax.set_ylabel("total cost")
-        ax.xaxis.set_major_formatter(PercentFormatter(100))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"${v:,.0f}"))
-        ax.grid(True, alpha=0.3)
-        if chart.empty:
-            ax.text(50, 0.5, "no option is possible for this request", ha="center")
-        for line in chart.lines:
-            label = line.label + (" (recommended)" if line.recommended else "")
-            if line.reference:
-                label += " (a training plan's comparison)"
-            ax.plot(
-                [0, 100],
-                [line.at_zero, line.at_full],
-                label=label,
-                color="grey" if line.reference else COLOURS.get(line.kind),
-                linestyle=":" if line.reference else "-",
-                linewidth=3.0 if line.recommended else 1.6,
-            )
-        ax.set_ylim(0, chart.top_usd)  # room above the dearest line for the labels
-        for point in chart.break_evens:
-            x = point.utilization * 100
-            ax.plot([x], [point.usd], marker="o", color="black", markersize=5, zorder=5)
-        expected = chart.expected_utilization * 100
-        ax.axvline(expected, color="grey", linestyle="--", linewidth=1.2)
-        for line, usd in chart.costs_at_expected():
-            ax.plot(
-                [expected], [usd], marker="s", color=COLOURS.get(line.kind), markersize=5, zorder=6
-            )
-        # Placed by the chart so that none covers another (in axes fractions).
-        for text in chart.labels():
-            ax.text(
-                text.x,
-                text.y,
-                text.text,
-                transform=ax.transAxes,
-                ha="left",
-                va="bottom",
-                fontsize=8,
-                color="dimgrey"
-                if text.muted
-                else COLOURS.get(text.of, "black")
-                if text.of
-                else "black",
-            )
+        _axes(ax, chart)
+        _lines(ax, chart)
+        _marks(ax, chart)
+        _labels(ax, chart)
         if chart.lines:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8)
         out = io.BytesIO()
         figure.savefig(out, format="png")
     return out.getvalue()
+
+
+def _axes(ax: Axes, chart: CostChart) -> None:
+    """Title, axes in % utilisation and dollars, the grid."""
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+    ax.set_title("\n".join(textwrap.wrap(chart.title, 90)), fontsize=10)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("expected utilisation")
+    ax.set_ylabel("total cost")
+    ax.xaxis.set_major_formatter(PercentFormatter(100))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"${v:,.0f}"))
+    ax.grid(True, alpha=0.3)
+    if chart.empty:
+        ax.text(50, 0.5, "no option is possible for this request", ha="center")
+
+
+def _lines(ax: Axes, chart: CostChart) -> None:
+    """One line per option, the recommended one thicker, a reference one dotted grey."""
+    for line in chart.lines:
+        label = line.label + (" (recommended)" if line.recommended else "")
+        if line.reference:
+            label += " (a training plan's comparison)"
+        ax.plot(
+            [0, 100],
+            [line.at_zero, line.at_full],
+            label=label,
+            color="grey" if line.reference else COLOURS.get(line.kind),
+            linestyle=":" if line.reference else "-",
+            linewidth=3.0 if line.recommended else 1.6,
+        )
+    ax.set_ylim(0, chart.top_usd)  # room above the dearest line for the labels
+
+
+def _marks(ax: Axes, chart: CostChart) -> None:
+    """The break-even points, and each option's cost at the expected utilisation."""
+    for point in chart.break_evens:
+        x = point.utilization * 100
+        ax.plot([x], [point.usd], marker="o", color="black", markersize=5, zorder=5)
+    expected = chart.expected_utilization * 100
+    ax.axvline(expected, color="grey", linestyle="--", linewidth=1.2)
+    for line, usd in chart.costs_at_expected():
+        ax.plot([expected], [usd], marker="s", color=COLOURS.get(line.kind), markersize=5, zorder=6)
+
+
+def _labels(ax: Axes, chart: CostChart) -> None:
+    """The labels, placed by the chart so that none covers another (in axes fractions)."""
+    for text in chart.labels():
+        ax.text(
+            text.x,
+            text.y,
+            text.text,
+            transform=ax.transAxes,
+            ha="left",
+            va="bottom",
+            fontsize=8,
+            color="dimgrey"
+            if text.muted
+            else COLOURS.get(text.of, "black")
+            if text.of
+            else "black",
+        )
 
 
 def charts_installed() -> bool:

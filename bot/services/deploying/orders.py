@@ -26,7 +26,7 @@ from bot.domain.mig import UnknownProfile
 from bot.domain.mig.planner import ModelError, ModelNeed
 from bot.domain.offering_rules import training_plan_target
 from bot.domain.purchase import TAG_NAMESPACE, TAG_REQUEST, TAG_REQUESTER
-from bot.domain.records import CapacityRecord
+from bot.domain.records import CapacityRecord, Reservation
 from bot.services.deploy_form import FormInput, field_errors
 from bot.services.deploying.base import DeploymentRecords
 from bot.services.deploying.jobs import ACTIVE_STATES, MODELS_KEPT, deploy_job, plan_end_jobs
@@ -86,23 +86,8 @@ class DeployOrders(DeploymentRecords):
         AWS for the plan, the models and the names (else the stored facts only, fast
         enough for a form's 3 seconds). Raises DeployRefused for what is not a rule (no
         such request, not theirs, not a training plan)."""
-        record = self.store.get(order.request_id)
-        if record is None:
-            raise DeployRefused(f"There is no request {order.request_id}.")
-        if user != record.requester:
-            raise DeployRefused(f"Only the requester of {record.id} can deploy onto it.")
-        res = record.reservation
-        if res is None or res.kind is not OptionKind.TRAINING_PLAN:
-            raise DeployRefused(
-                f"{record.id} has no training plan: endpoints run on reserved capacity only "
-                "through a SageMaker training plan."
-            )
-        plan = self._plan_facts(record) if not look_up else None
-        if look_up:
-            plan = self.hosting.training_plan(res.account, res.region, res.id)
-            if plan is None:
-                raise DeployRefused(f"AWS has no training plan {res.id} any more.")
-            plan = replace(plan, fee_usd=plan.fee_usd or res.fee_usd)
+        record, res = self._deployable(user, order.request_id)
+        plan = self._looked_up_plan(res) if look_up else self._plan_facts(record)
         try:
             instance = self.catalog.instance(order.instance_type or res.instance_type)
         except UnknownInstanceType as exc:
@@ -112,18 +97,7 @@ class DeployOrders(DeploymentRecords):
         taken: frozenset[str] = frozenset()
         taken_configs: frozenset[str] = frozenset()
         if look_up:
-            known = set(self.hosting.models(res.account, res.region))
-            missing = [m.name for m in order.models if m.name not in known]
-            if missing:
-                raise DeployRefused(
-                    f"No SageMaker model named {', '.join(missing)} in {res.account}/"
-                    f"{res.region}; ListModels has {', '.join(sorted(known)) or 'none'}."
-                )
-            role = self.hosting.model_role(res.account, res.region, order.models[0].name)
-            if self.hosting.endpoint(res.account, res.region, name) is not None:
-                taken = frozenset({name})
-            if self.hosting.config(res.account, res.region, name) is not None:
-                taken_configs = frozenset({name})
+            role, taken, taken_configs = self._looked_up_names(res, order, name)
         ask = DeploymentAsk(
             endpoint_name=name,
             instance=instance,
@@ -219,6 +193,50 @@ class DeployOrders(DeploymentRecords):
             TAG_REQUESTER: record.requester,
             TAG_NAMESPACE: self.namespace,
         }
+
+    def _deployable(self, user: str, request_id: str) -> tuple[CapacityRecord, Reservation]:
+        """The user's request and its training plan, or DeployRefused saying why not."""
+        record = self.store.get(request_id)
+        if record is None:
+            raise DeployRefused(f"There is no request {request_id}.")
+        if user != record.requester:
+            raise DeployRefused(f"Only the requester of {record.id} can deploy onto it.")
+        res = record.reservation
+        if res is None or res.kind is not OptionKind.TRAINING_PLAN:
+            raise DeployRefused(
+                f"{record.id} has no training plan: endpoints run on reserved capacity only "
+                "through a SageMaker training plan."
+            )
+        return record, res
+
+    def _looked_up_plan(self, res: Reservation) -> ReservedPlan:
+        """The training plan as AWS describes it now (its fee from the record if AWS
+        gives none)."""
+        plan = self.hosting.training_plan(res.account, res.region, res.id)
+        if plan is None:
+            raise DeployRefused(f"AWS has no training plan {res.id} any more.")
+        return replace(plan, fee_usd=plan.fee_usd or res.fee_usd)
+
+    def _looked_up_names(
+        self, res: Reservation, order: DeployOrder, name: str
+    ) -> tuple[str | None, frozenset[str], frozenset[str]]:
+        """The models' execution role, and whether an endpoint and a configuration named
+        `name` exist; DeployRefused when a model is not in the account."""
+        known = set(self.hosting.models(res.account, res.region))
+        missing = [m.name for m in order.models if m.name not in known]
+        if missing:
+            raise DeployRefused(
+                f"No SageMaker model named {', '.join(missing)} in {res.account}/"
+                f"{res.region}; ListModels has {', '.join(sorted(known)) or 'none'}."
+            )
+        role = self.hosting.model_role(res.account, res.region, order.models[0].name)
+        taken: frozenset[str] = frozenset()
+        taken_configs: frozenset[str] = frozenset()
+        if self.hosting.endpoint(res.account, res.region, name) is not None:
+            taken = frozenset({name})
+        if self.hosting.config(res.account, res.region, name) is not None:
+            taken_configs = frozenset({name})
+        return role, taken, taken_configs
 
     def _plan_facts(self, record: CapacityRecord) -> ReservedPlan:
         """What the bot knows of the plan without asking AWS."""
