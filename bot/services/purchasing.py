@@ -8,8 +8,8 @@ record lost in a power cut must not become a second purchase. A purchase whose o
 not certain (no answer, a 5xx, an answer to a re-send) is reconciled, never bought again:
 found, it goes on; not found, it is `purchase_unknown`, looked for again a few times, and
 a person decides. A request found in `purchasing` whose attempt outlived its lease is
-reconciled the same way. What each change causes (people told, tracking) is in
-bot/services/reactions.py.
+reconciled the same way. Following what was bought to its end is bot/services/tracking.py;
+what each change causes (people told, tracking) is in bot/services/reactions.py.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from bot.services.changes import Change, RequestChanges
 from bot.services.jobs import RetryLater
 from bot.services.ports import Clock, Order, PurchaseError, PurchaseProblem, Purchaser
 from bot.services.quoting import QuoteService
+from bot.services.tracking import FIRST_POLL as FIRST_POLL  # reactions.py reads it here
+from bot.services.tracking import ReservationTracker
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +48,6 @@ RESERVATION_LEAD = timedelta(minutes=10)
 THROTTLE_RETRIES = 5
 # Refusals that leave nothing bought and are worth another try on the same approval.
 TRY_AGAIN = frozenset({PurchaseProblem.THROTTLED, PurchaseProblem.UNAVAILABLE})
-# Polls: soon while payment settles, then at the next moment something should change.
-FIRST_POLL = timedelta(minutes=1)
-MAX_POLL = timedelta(hours=1)
 NOTHING_TO_BUY = frozenset({OptionKind.ON_DEMAND, OptionKind.SPOT})
 # Problems after which a new approval may succeed: the requester gets a fresh quote.
 REQUOTE = frozenset(
@@ -84,6 +83,7 @@ class PurchaseService:
         self.namespace = namespace
         self.default_account = default_account
         self.block_regions = tuple(block_regions)
+        self.tracker = ReservationTracker(changes, purchaser, clock)
 
     # --- the purchase job --------------------------------------------------------------
 
@@ -421,78 +421,8 @@ class PurchaseService:
     # --- tracking ----------------------------------------------------------------------------
 
     def run_track(self, request_id: str) -> CapacityRecord | None:
-        record = self.store.get(request_id)
-        if record is None or record.state.final or record.state not in TRACKED_STATES:
-            return record
-        now = self.clock.now()
-        if record.reservation is None:
-            return self._track_window(record, now)
-        try:
-            fresh = self.purchaser.refresh(record.reservation)
-        except PurchaseError as error:
-            raise RetryLater(now + FIRST_POLL * 5, f"tracking failed: {error}") from error
-        fresh = fresh.model_copy(
-            update={"checked_at": now, "fee_usd": record.reservation.fee_usd or fresh.fee_usd}
-        )
-        target = lifecycle_state(fresh.kind, fresh.state)
-        saved = record
-        if fresh.state != record.reservation.state or (
-            target is not None and target is not record.state
-        ):
-            saved = self._follow(record, fresh, target) or record
-        if saved.state.final or saved.state is State.EXPIRED:
-            return saved
-        raise RetryLater(self._next_poll(saved, now), f"{saved.state.label}: polling AWS")
-
-    def _follow(
-        self, record: CapacityRecord, fresh: Reservation, target: State | None
-    ) -> CapacityRecord | None:
-        def followed(r: CapacityRecord) -> Change | None:
-            if r.version != record.version:
-                return None
-            state = r.state
-            if target is not None and target is not r.state and target in TRANSITIONS[r.state]:
-                state = target
-            update: dict[str, object] = {"reservation": fresh, "updated_at": self.clock.now()}
-            if state is State.FAILED:
-                update["failure"] = (
-                    f"AWS reports {fresh.state}: {fresh.state_reason or 'no reason given'}"
-                )
-            new = r.model_copy(update={**update, "state": state})
-            tracked = on.Tracked(moved_on=state is not r.state)
-            return Change(new, tracked, "tracked", BOT, f"AWS: {fresh.state}")
-
-        saved, _ = self.changes.apply(record.id, followed)
-        return saved
-
-    def _track_window(self, record: CapacityRecord, now: datetime) -> CapacityRecord | None:
-        """On-Demand and Spot: active in the window, expired after it."""
-        request = record.request
-        target = (
-            State.EXPIRED if now >= request.end else State.ACTIVE if now >= request.start else None
-        )
-        if target is None:
-            raise RetryLater(request.start, "waiting for the window to open")
-        saved = record
-        if target is not record.state and target in TRANSITIONS[record.state]:
-
-            def moved(r: CapacityRecord) -> Change | None:
-                if r.state is not record.state:
-                    return None
-                new = r.model_copy(update={"state": target, "updated_at": self.clock.now()})
-                return Change(new, on.WindowMovedOn(), target.value, BOT, "its window")
-
-            saved = self.changes.apply(record.id, moved)[0] or record
-        if saved.state is State.EXPIRED:
-            return saved
-        raise RetryLater(request.end, "waiting for the window to close")
-
-    def _next_poll(self, record: CapacityRecord, now: datetime) -> datetime:
-        reservation = record.reservation
-        if record.state is State.PAYMENT_PENDING or reservation is None:
-            return now + FIRST_POLL * 2
-        moment = reservation.start if record.state is State.SCHEDULED else reservation.end
-        return max(now + FIRST_POLL, min(moment, now + MAX_POLL))
+        """The track job: follow the request's reservation (bot/services/tracking.py)."""
+        return self.tracker.run_track(request_id)
 
     # --- the organisation's limit, for quotes and operators ------------------------------------
 
@@ -500,9 +430,6 @@ class PurchaseService:
         from bot.domain.purchase import blocks_in_use
 
         return sum(b.instances for b in blocks_in_use(self.purchaser.blocks_in_use(regions)))
-
-
-TRACKED_STATES = frozenset({State.PAYMENT_PENDING, State.SCHEDULED, State.ACTIVE, State.EXPIRING})
 
 
 def describe_problem(error: PurchaseError) -> str:
