@@ -1,0 +1,209 @@
+"""Buying an approved extension exactly once, by the buy-once protocol of purchases.
+
+The buy job claims it (approved -> purchasing, exactly one wins) with an attempt and a
+lease; just before buying AWS is asked where the reservation ends (an extension already
+applied is not bought again), and the offer is looked up again (refused if its price rose
+or its window moved). The purchase call is sent once; an outcome that is not certain is
+reconciled by where AWS says the reservation ends: found, it is bought; not found, it is
+`purchase_unknown`, looked for again, never bought again.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from bot.blocks.text import usd, when
+from bot.domain import events as on
+from bot.domain.buy_once import Stage, Step, first_look, lease, look_again_at, next_step
+from bot.domain.extension import Extension, ExtensionStatus, price_moved
+from bot.domain.records import CapacityRecord, Reservation
+from bot.services.changes import BOT, Change, RequestChanges
+from bot.services.jobs import RetryLater
+from bot.services.ports import (
+    Clock,
+    ExtensionMarket,
+    ExtensionUnavailable,
+    PurchaseError,
+    PurchaseProblem,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ExtensionBuyer:
+    """The buy job of `ExtensionService` (which owns one and answers `buy`)."""
+
+    def __init__(self, changes: RequestChanges, market: ExtensionMarket, clock: Clock) -> None:
+        self.changes = changes
+        self.store = changes.store
+        self.market = market
+        self.clock = clock
+
+    def buy(self, request_id: str, number: int) -> None:
+        """Buy extension `number` of the request, exactly once."""
+        record = self.store.get(request_id)
+        ext = record.extension if record else None
+        if record is None or ext is None or ext.number != number:
+            return
+        now = self.clock.now()
+        step = next_step(_stage(ext), ext.lease_until, now)
+        if step.step is Step.WAIT:
+            assert step.until is not None
+            raise RetryLater(step.until, "another worker is buying the extension")
+        if step.step is Step.RECONCILE:
+            self._reconcile(record, ext, "its purchase attempt outlived its lease")
+            return
+        if step.step is Step.LOOK_AGAIN:
+            self._look_again(record, ext, now)
+            return
+        if step.step is Step.NOTHING:
+            return  # bought, failed or rejected already
+        claimed = self._claim(record, ext)
+        if claimed is None:
+            return  # another job won the claim
+        record = claimed
+        res = record.reservation
+        assert res is not None and record.extension is not None
+        ext = record.extension
+        try:
+            # Look before you buy: an extension already applied is not bought again.
+            if self.market.current_end(res) >= ext.offer.end:
+                self._finish(record, ext, _with_extension(res, ext), "found")
+                return
+            current = self.market.extension_offer(res, ext.offer.hours)
+        except ExtensionUnavailable as exc:
+            self._fail(record, ext, f"{exc}; ask again")
+            return
+        except PurchaseError as exc:
+            self._fail(record, ext, f"AWS could not be asked before buying ({exc}); ask again")
+            return
+        if current is None or price_moved(ext.offer, current):
+            now_price = usd(current.fee_usd) if current else "no offer"
+            approved = usd(ext.offer.fee_usd)
+            why = f"the price moved ({approved} approved, {now_price} now): ask again"
+            self._fail(record, ext, why)
+            return
+        try:
+            bought = self.market.buy_extension(res, current)
+        except PurchaseError as exc:
+            if exc.problem is PurchaseProblem.OUTCOME_UNKNOWN:
+                log.warning("%s: extension outcome unknown (%s): reconciling", record.id, exc)
+                self._reconcile(record, ext, str(exc))
+            else:
+                self._fail(record, ext, f"AWS refused: {exc.code}: {exc.message}")
+            return
+        self._finish(record, ext, bought, "bought")
+
+    def _reconcile(self, record: CapacityRecord, ext: Extension, why: str) -> None:
+        """Where AWS says the reservation ends decides; nothing is bought."""
+        res = record.reservation
+        assert res is not None
+        try:
+            end = self.market.current_end(res)
+        except PurchaseError as exc:
+            raise RetryLater(first_look(self.clock.now()), f"reconcile failed: {exc}") from exc
+        if end >= ext.offer.end:
+            self._finish(record, ext, _with_extension(res, ext), "found")
+        elif ext.status is not ExtensionStatus.UNKNOWN:
+            self._unknown(record, ext, why)
+
+    def _look_again(self, record: CapacityRecord, ext: Extension, now: datetime) -> None:
+        self._reconcile(record, ext, "")
+        fresh = self.store.get(record.id)
+        left = fresh.extension if fresh else None
+        if left is None or left.number != ext.number or left.status is not ExtensionStatus.UNKNOWN:
+            return
+        again = look_again_at(ext.attempt_at or now, now)
+        if again is not None:
+            raise RetryLater(again, "extension outcome unknown: looking in AWS again")
+
+    def _claim(self, record: CapacityRecord, ext: Extension) -> CapacityRecord | None:
+        """approved -> purchasing, with the attempt and its lease: exactly one caller wins."""
+        now = self.clock.now()
+
+        def claim(r: CapacityRecord) -> Change | None:
+            if r.extension is None or r.extension.number != ext.number:
+                return None
+            if r.extension.status is not ExtensionStatus.APPROVED:
+                return None
+            new_ext = r.extension.model_copy(
+                update={
+                    "status": ExtensionStatus.PURCHASING,
+                    "attempt_at": now,
+                    "lease_until": lease(now),
+                }
+            )
+            new = r.model_copy(update={"extension": new_ext})
+            started = on.ExtensionPurchaseStarted(ext.number)
+            return Change(new, started, "extension-purchasing", BOT, ext.offer.offering_id[:80])
+
+        saved, change = self.changes.apply(record.id, claim)
+        return saved if change is not None else None
+
+    def _finish(self, record: CapacityRecord, ext: Extension, res: Reservation, how: str) -> None:
+        def done(r: CapacityRecord) -> Change | None:
+            if r.extension is None or r.extension.number != ext.number:
+                return None
+            if r.extension.status not in (ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN):
+                return None
+            new_ext = r.extension.model_copy(update={"status": ExtensionStatus.BOUGHT})
+            extended = round(r.extended_usd + ext.offer.fee_usd, 2)
+            update = {"extension": new_ext, "reservation": res, "extended_usd": extended}
+            new = r.model_copy(update=update)
+            detail = f"{how}: ends {when(res.end)}, {usd(ext.offer.fee_usd)}"
+            bought = on.ExtensionBought(ext.number)
+            return Change(new, bought, "extension-bought", BOT, detail, usd=ext.offer.fee_usd)
+
+        self.changes.apply(record.id, done)
+
+    def _unknown(self, record: CapacityRecord, ext: Extension, why: str) -> None:
+        def unknown(r: CapacityRecord) -> Change | None:
+            if r.extension is None or r.extension.number != ext.number:
+                return None
+            if r.extension.status is not ExtensionStatus.PURCHASING:
+                return None
+            said = (
+                "the purchase may or may not have happened, and AWS does not show the new end "
+                "yet; the bot looks again for two hours and never buys it again"
+            )
+            new_ext = r.extension.model_copy(
+                update={"status": ExtensionStatus.UNKNOWN, "reason": said}
+            )
+            new = r.model_copy(update={"extension": new_ext})
+            detail = f"{why}: {said}" if why else said
+            return Change(new, on.ExtensionUnknown(ext.number), "extension-unknown", BOT, detail)
+
+        self.changes.apply(record.id, unknown)
+
+    def _fail(self, record: CapacityRecord, ext: Extension, reason: str) -> None:
+        """Nothing was bought (the answer was certain, or nothing was sent)."""
+
+        def failed(r: CapacityRecord) -> Change | None:
+            if r.extension is None or r.extension.number != ext.number:
+                return None
+            if r.extension.status is not ExtensionStatus.PURCHASING:
+                return None
+            new_ext = r.extension.model_copy(
+                update={"status": ExtensionStatus.FAILED, "reason": reason}
+            )
+            new = r.model_copy(update={"extension": new_ext})
+            return Change(new, on.ExtensionFailed(ext.number), "extension-failed", BOT, reason)
+
+        self.changes.apply(record.id, failed)
+
+
+def _with_extension(res: Reservation, ext: Extension) -> Reservation:
+    """The reservation as AWS holds it once the extension is applied: the new end, and
+    its fee added to what was paid (as a purchase made now adds it)."""
+    fee = (res.fee_usd or 0.0) + ext.offer.fee_usd
+    return res.model_copy(update={"end": ext.offer.end, "fee_usd": fee})
+
+
+def _stage(ext: Extension) -> Stage:
+    """Where the extension's purchase is in the buy-once protocol."""
+    return {
+        ExtensionStatus.APPROVED: Stage.APPROVED,
+        ExtensionStatus.PURCHASING: Stage.BUYING,
+        ExtensionStatus.UNKNOWN: Stage.UNKNOWN,
+    }.get(ext.status, Stage.SETTLED)
