@@ -27,6 +27,9 @@ SERVICES = ("ec2", "sagemaker", "pricing", "sts")
 # placed here (the test below fails until it is).
 POLICY_OF = {
     "market.py": "quote",
+    "hourly_prices.py": "quote",
+    "capacity_block_offerings.py": "quote",
+    "training_plan_offerings.py": "quote",
     "purchasing.py": "purchase",
     "aftercare.py": "purchase",
     "accounts.py": "purchase",
