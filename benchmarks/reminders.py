@@ -35,12 +35,14 @@ from bot.adapters.slack.local_api import LocalSlackApi
 from bot.app import build_services
 from bot.blocks.reminders import reminder_message
 from bot.config import Settings
-from bot.domain.audit import BOT, AuditEntry
+from bot.domain.audit import BOT
 from bot.domain.comparison import OptionKind
+from bot.domain.events import Noted
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation
 from bot.domain.reminders import Reminder, ReminderKind
 from bot.domain.request import CapacityRequest
+from bot.services.changes import Change
 from tests.conftest import start_redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,14 +105,13 @@ def _settings(env: dict[str, str]) -> Settings:
 
 def seed(env: dict[str, str], count: int, due: datetime) -> None:
     """`count` requests bought for `due + 1h`: each one's 1 h reminder is due at `due`.
-    Written through the store's compare-and-set, which schedules the reminders."""
+    Written as any change is (RequestChanges), whose table schedules the reminders."""
     services = build_services(_settings(env))
     now = datetime.now(UTC)
     start = due + timedelta(hours=1)
 
     def create(n: int) -> None:
-        entry = AuditEntry(f"R{n}", BOT, "bought", "scheduled", "scheduled", now)
-        services.store.create(_record(n, start, now), entry)
+        services.changes.create(Change(_record(n, start, now), Noted(), "bought", BOT))
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(create, range(1, count + 1), chunksize=256))

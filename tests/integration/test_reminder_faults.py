@@ -21,10 +21,12 @@ import redis
 
 from bot.app import build_services
 from bot.config import Settings
-from bot.domain.audit import BOT, AuditEntry
+from bot.domain.audit import BOT
 from bot.domain.comparison import OptionKind
+from bot.domain.events import Noted
 from bot.domain.lifecycle import State
 from bot.domain.records import Reservation
+from bot.services.changes import Change
 from tests.conftest import start_redis_server
 from tests.factories import make_record
 from tests.slack_fake import FakeSlack
@@ -91,9 +93,8 @@ def seed(env: dict[str, str], start: datetime) -> set[str]:
             updated_at=now,
             reservation=reservation,
         )
-        services.store.create(
-            record, AuditEntry(request_id, BOT, "bought", "scheduled", "scheduled", now)
-        )
+        # Written as any change is: the reminders follow its window (bot/services/reactions.py).
+        services.changes.create(Change(record, Noted(), "bought", BOT))
     return {
         f"R{n + 1}:before-start:{lead}:{int(start.timestamp())}"
         for n in range(PEOPLE)
