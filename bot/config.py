@@ -23,6 +23,16 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.domain.budgets import OverBudget
+from bot.domain.teams import (
+    BUDGETS_ACCEPTED,
+    TEAMS_ACCEPTED,
+    Team,
+    budgets_refusal,
+    parse_budgets,
+    parse_teams,
+)
+
 _DURATION_RE = re.compile(r"([0-9]+)\s*(s|m|h|d|w)")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
@@ -62,6 +72,8 @@ def _env(name: str, description: str, **kwargs: Any) -> Any:
 DurationList = Annotated[list[timedelta], NoDecode]
 IdList = Annotated[list[str], NoDecode]
 AccountMap = Annotated[dict[str, str], NoDecode]
+TeamList = Annotated[tuple[Team, ...], NoDecode]
+BudgetMap = Annotated[dict[str, float], NoDecode]
 _ACCOUNT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}")
 
@@ -138,6 +150,16 @@ class Settings(BaseSettings):
         "USD, the most a request can cost, above which it is refused (> 0)",
         default=None,
     )
+    teams: TeamList = _env("GPU_BOT_TEAMS", TEAMS_ACCEPTED, default=())
+    budgets: BudgetMap = _env(
+        "GPU_BOT_BUDGETS", "monthly budget in USD per team: " + BUDGETS_ACCEPTED, default_factory=dict
+    )
+    over_budget: OverBudget = _env(
+        "GPU_BOT_OVER_BUDGET",
+        "second-approval (a purchase that takes its team over its monthly budget needs two "
+        "approvers) or refuse (it is refused)",
+        default=OverBudget.SECOND_APPROVAL,
+    )
     requests_visible: Literal["involved", "all"] = _env(
         "GPU_BOT_REQUESTS_VISIBLE",
         "involved (a request's requester and the approvers see it in full with /gpu status, "
@@ -208,6 +230,23 @@ class Settings(BaseSettings):
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_config_duration(value) if isinstance(value, str) else value
+
+    @field_validator("teams", mode="before")
+    @classmethod
+    def _parse_teams(cls, value: Any) -> Any:
+        return parse_teams(value) if isinstance(value, str) else value
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _parse_budgets(cls, value: Any) -> Any:
+        return parse_budgets(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _budgets_of_teams(self) -> Settings:
+        refused = budgets_refusal(self.budgets, self.teams)
+        if refused is not None:
+            raise ValueError(refused)
+        return self
 
     @field_validator("accounts", mode="before")
     @classmethod
@@ -368,7 +407,7 @@ def show_setting(value: object) -> str:
         return "(unset)"
     if isinstance(value, timedelta):
         return format_config_duration(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return ",".join(show_setting(v) for v in value) or "(empty)"
     return str(value)
 

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.domain.budgets import BudgetCheck, OverBudget
 from bot.domain.decisions import Approval, Outcome, Rejection
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
@@ -75,6 +76,24 @@ class SpendingPolicy:
     def refusal(self, most_usd: float) -> str | None:
         """Why a request that can cost up to `most_usd` may not even be posted, or None."""
         return self.judge(most_usd).refusal
+
+
+def judge_budget(
+    spend: Spend, check: BudgetCheck | None, rule: OverBudget, what: str = "request"
+) -> Spend:
+    """The spending policy's verdict with the team's monthly budget added: a purchase that
+    takes the team over it needs a second approver, or is refused, by `rule`."""
+    if check is None or not check.over:
+        return spend
+    approvals = max(spend.approvals, 2)
+    if rule is OverBudget.REFUSE and spend.refusal is None:
+        refusal = (
+            f"it takes {check.team} to ${check.after_usd:,.2f} in {check.month}, above its "
+            f"${check.budget_usd:,.2f} budget (${check.before_usd:,.2f} committed so far): "
+            f"ask for a smaller {what}, or for the budget to be raised"
+        )
+        return Spend(approvals, refusal)
+    return Spend(approvals, spend.refusal)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.budgets import BudgetCheck
 from bot.domain.decisions import Approval, Outcome
 from bot.domain.offering_rules import CB_MAX_DAYS, capacity_block_duration_valid
 
@@ -81,6 +82,7 @@ class Extension(_Frozen):
     required_approvals: int = 1
     approvals: tuple[Approval, ...] = ()
     paid_before_usd: float = 0.0  # what the request had cost when this was asked for
+    budget: BudgetCheck | None = None  # the team's month, as the approvers were shown it
     # The purchase attempt: past `lease_until` the job that made it is presumed gone.
     attempt_at: datetime | None = None
     lease_until: datetime | None = None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
+from bot.domain.learning import LearnedUtil
 from bot.domain.market import MarketSnapshot
 from bot.domain.request import CapacityRequest, Workload
 from bot.domain.words import percent
@@ -54,6 +55,7 @@ class Quote(BaseModel):
     options: list[Option]
     recommendation: Recommendation
     regions: list[RegionQuote] = []  # every region searched, when there were several
+    learned: LearnedUtil | None = None  # the team's measured util, used for want of util=
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)

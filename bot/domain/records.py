@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.budgets import BudgetCheck
 from bot.domain.cleanup import CleanupPrompt
 from bot.domain.comparison import Option, OptionKind
 from bot.domain.decisions import Approval, Rejection
@@ -105,6 +106,12 @@ class CapacityRecord(_Frozen):
     extended_usd: float = 0.0  # the fees of every extension bought (in the reservation's fee)
     cleanup: CleanupPrompt | None = None  # after the end: the cleanup prompt
     usage: Usage | None = None  # measured while the reservation bills (None: not yet)
+    team: str | None = None  # GPU_BOT_TEAMS' name for it (None: the requester is the team)
+    budget: BudgetCheck | None = None  # the team's month, as the approvers were shown it
+
+    @property
+    def team_name(self) -> str:
+        return self.team or self.requester
 
     @property
     def attempt(self) -> PurchaseAttempt | None:

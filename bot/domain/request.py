@@ -121,6 +121,7 @@ class RequestDraft(_Frozen):
             workload=self.workload or Workload.TRAINING,
             interruptible=self.interruptible,
             utilization_pct=self.utilization_pct or 100,
+            utilization_given=self.utilization_pct is not None,
             reason=self.reason or "",
             account=self.account,
         )
@@ -140,6 +141,9 @@ class CapacityRequest(_Frozen):
     utilization_pct: int = 100
     reason: str = ""
     account: str | None = None  # a name from GPU_BOT_ACCOUNTS; None: the default account
+    # False when the request said no util= (100% was assumed): the quote may use the
+    # team's measured utilisation instead (bot.domain.learning).
+    utilization_given: bool = True
 
     _start_utc = field_validator("start")(_utc)
 
@@ -156,4 +160,4 @@ class CapacityRequest(_Frozen):
         return self.count * self.duration_hours
 
     def draft(self) -> RequestDraft:
-        return RequestDraft(**self.model_dump())
+        return RequestDraft(**self.model_dump(exclude={"utilization_given"}))

@@ -1,0 +1,52 @@
+"""The learned default `util`: what a team's last reservations measured becomes the next
+quote's expected utilisation, when the request does not say `util=`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from bot.domain.records import CapacityRecord
+
+LEARN_FROM = 5  # the last this many measured reservations of a team
+
+
+class LearnedUtil(BaseModel):
+    """A team's measured utilisation, weighted by size (billed instance-hours)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    team: str
+    reservations: int  # how many it was learned from
+    pct: int  # 1..100, what the quote used
+
+    def sentence(self, yours: bool) -> str:
+        who = "your" if yours else f"team {self.team}'s"
+        last = f"last {self.reservations} reservations" if self.reservations > 1 else "last one"
+        return f"{who} {last} ran at {self.pct}%: quoted at {self.pct}%; `util=` overrides"
+
+
+def learned_util(
+    records: Iterable[CapacityRecord], team: str, last: int = LEARN_FROM
+) -> LearnedUtil | None:
+    """From the `last` most recent (by start) measured reservations of `team`: the used
+    instance-hours over the billed ones, so a big block weighs more than a small one.
+    None when nothing of the team was measured."""
+    measured = [
+        r
+        for r in records
+        if (r.team or r.requester) == team
+        and r.usage is not None
+        and r.usage.billed_instance_hours > 0
+    ]
+    measured.sort(key=lambda r: (r.window[0], r.id), reverse=True)
+    chosen = measured[:last]
+    if not chosen:
+        return None
+    used = sum(r.usage.used_instance_hours for r in chosen if r.usage)
+    billed = sum(r.usage.billed_instance_hours for r in chosen if r.usage)
+    pct = min(100, max(1, round(100 * used / billed)))
+    return LearnedUtil(team=team, reservations=len(chosen), pct=pct)
