@@ -71,6 +71,8 @@ from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
 from bot.services.request_queries import RequestQueries
 from bot.services.requests import RequestService
+from bot.services.spend_summary import SpendSummary
+from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
 from handlers import register
 
@@ -152,8 +154,12 @@ def build_services(
         already_sent=once.begun,
     )
     changes = RequestChanges(store, reactions, clock.now)
-    requests = RequestService(changes, submissions, clock, limits, intake)
-    quote_jobs = QuoteJobs(changes, quotes, notifier, clock)
+    groups = SlackGroupDirectory(slack)
+    ledger = SpendLedger(
+        store, settings.teams, settings.budgets, settings.over_budget, groups=groups
+    )
+    requests = RequestService(changes, submissions, clock, limits, intake, ledger)
+    quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger)
     notifications = NotificationService(changes, once, clock, approval_channel, chart_renderer)
     jobs = JobRegistry()
     notifications.register(jobs)
@@ -174,7 +180,7 @@ def build_services(
         leftovers=aftercare,
     )
     reminders.register(jobs)
-    extensions = ExtensionService(changes, aftercare, once, clock, approval_channel, limits)
+    extensions = ExtensionService(changes, aftercare, once, clock, approval_channel, limits, ledger)
     extensions.register(jobs)
     purchases = PurchaseService(
         changes,
@@ -199,6 +205,8 @@ def build_services(
         warn_before_end=settings.remind_before_expiry,
     )
     deploys.register(jobs)
+    summary = SpendSummary(ledger, store, once, clock, approval_channel, deploys.of_request)
+    summary.register(jobs)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -217,6 +225,8 @@ def build_services(
         reminders=reminders,
         extensions=extensions,
         deploys=deploys,
+        spending=ledger,
+        spend_summary=summary,
         after_ack=after_ack,
         metrics=metrics,
         slack=slack,

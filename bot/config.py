@@ -152,7 +152,9 @@ class Settings(BaseSettings):
     )
     teams: TeamList = _env("GPU_BOT_TEAMS", TEAMS_ACCEPTED, default=())
     budgets: BudgetMap = _env(
-        "GPU_BOT_BUDGETS", "monthly budget in USD per team: " + BUDGETS_ACCEPTED, default_factory=dict
+        "GPU_BOT_BUDGETS",
+        "monthly budget in USD per team: " + BUDGETS_ACCEPTED,
+        default_factory=dict,
     )
     over_budget: OverBudget = _env(
         "GPU_BOT_OVER_BUDGET",

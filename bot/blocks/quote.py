@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.blocks.elements import button, section
+from bot.blocks.elements import button, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
 from bot.blocks.values import RequestRef
@@ -86,6 +86,8 @@ def quote_blocks(
             "elements": [{"type": "mrkdwn", "text": esc(request_context(r))}],
         },
     ]
+    if quote.learned is not None:
+        blocks.append(context(f":bar_chart: {esc(quote.learned.sentence())}"))
     if r.reason:
         blocks.append(user_text_block("Why:", r.reason))
     if rec.kind is None:

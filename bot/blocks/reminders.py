@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.blocks.elements import actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
+from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, usd, user, when
 from bot.blocks.values import ExtendAsk, ExtensionRef, RequestRef
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind
@@ -156,6 +157,8 @@ def extension_card(
         f"for *{usd(offer.fee_usd)}* paid up front (it cannot be cancelled)."
     )
     blocks = [section(text)]
+    if extension.budget is not None:
+        blocks.append(context(budget_line(extension.budget, "extension")))
     status = extension.status.value.replace("_", " ")
     line = f"Extension {extension.number}: *{status}*"
     if extension.status is ExtensionStatus.PENDING_APPROVAL:

@@ -10,6 +10,7 @@ from bot.blocks.ids import ActionId
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
 from bot.blocks.reminders import extension_card
+from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.blocks.values import RequestRef
 from bot.domain.audit import BOT, AuditEntry
@@ -101,6 +102,8 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
                 "elements": [{"type": "mrkdwn", "text": "Alternatives: " + " · ".join(others)}],
             }
         )
+    if record.budget is not None:
+        blocks.append(context(budget_line(record.budget)))
     line = clip(state_line(record), 3000)  # many approvers make a long line too
     blocks.append(section(line))
     if record.rejection:

@@ -61,5 +61,4 @@ class BudgetCheck(BaseModel):
         return (
             f"{self.team}: ${self.before_usd:,.0f} of ${self.budget_usd:,.0f} in {self.month}; "
             f"this {what} takes it to ${self.after_usd:,.0f}"
-            + (" (over budget)" if self.over else "")
         )

@@ -3,6 +3,7 @@ quote's expected utilisation, when the request does not say `util=`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from bot.domain.records import CapacityRecord
 
+_USER = re.compile(r"[UW][A-Z0-9]{2,}")
 LEARN_FROM = 5  # the last this many measured reservations of a team
 
 
@@ -23,8 +25,10 @@ class LearnedUtil(BaseModel):
     reservations: int  # how many it was learned from
     pct: int  # 1..100, what the quote used
 
-    def sentence(self, yours: bool) -> str:
-        who = "your" if yours else f"team {self.team}'s"
+    def sentence(self) -> str:
+        """What the quote says of it."""
+        # Without GPU_BOT_TEAMS the team is the requester's own user id.
+        who = "your" if _USER.fullmatch(self.team) else f"your team {self.team}'s"
         last = f"last {self.reservations} reservations" if self.reservations > 1 else "last one"
         return f"{who} {last} ran at {self.pct}%: quoted at {self.pct}%; `util=` overrides"
 

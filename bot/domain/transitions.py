@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.domain import events as on
+from bot.domain.budgets import BudgetCheck
 from bot.domain.cleanup import AnswerRefused, CleanupChoice, CleanupPrompt, answer
 from bot.domain.events import Event
 from bot.domain.lifecycle import CANCELLABLE, NOTHING_BOUGHT, State
@@ -67,9 +68,10 @@ def submitted(
     approvals_needed: int,
     deadline: datetime,
     now: datetime,
+    budget: BudgetCheck | None = None,
 ) -> Transition:
     """quoted -> pending_approval (what may be submitted is checked before: the
-    submission rules)."""
+    submission rules and the team's budget, whose line the card shows)."""
     return _moved(
         record,
         on.Submitted(),
@@ -77,6 +79,7 @@ def submitted(
         choice=choice,
         reason=reason,
         required_approvals=approvals_needed,
+        budget=budget,
         approval_deadline=deadline,
         updated_at=now,
     )

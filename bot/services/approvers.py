@@ -34,17 +34,24 @@ class ApproverDirectory:
     def _group_members(self) -> frozenset[str]:
         if not self.group or self._groups is None:
             return frozenset()
-        key = f"group:{self.group}"
-        if self._cache is not None:
-            cached = self._cache.cache_get(key)
-            if cached is not None:
-                return frozenset(json.loads(cached))
-        try:
-            members = self._groups.members(self.group)
-        except Exception as exc:
-            # Fail closed: without the group, only the configured ids may approve.
-            log.warning("could not read approver group %s: %s", self.group, exc)
-            return frozenset()
-        if self._cache is not None:
-            self._cache.cache_put(key, json.dumps(sorted(members)), self._ttl)
-        return frozenset(members)
+        return group_members(self.group, self._groups, self._cache, self._ttl)
+
+
+def group_members(
+    group: str, groups: GroupDirectory, cache: Store | None, ttl: timedelta = GROUP_TTL
+) -> frozenset[str]:
+    """The members of a Slack user group, cached for `ttl`; none when Slack cannot say
+    (fail closed: nobody is let in, or counted in, by a group that could not be read)."""
+    key = f"group:{group}"
+    if cache is not None:
+        cached = cache.cache_get(key)
+        if cached is not None:
+            return frozenset(json.loads(cached))
+    try:
+        members = groups.members(group)
+    except Exception as exc:
+        log.warning("could not read user group %s: %s", group, exc)
+        return frozenset()
+    if cache is not None:
+        cache.cache_put(key, json.dumps(sorted(members)), ttl)
+    return frozenset(members)

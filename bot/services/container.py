@@ -21,6 +21,8 @@ from bot.services.reminders import ReminderService
 from bot.services.replies import Replies
 from bot.services.request_queries import RequestQueries
 from bot.services.requests import RequestService
+from bot.services.spend_summary import SpendSummary
+from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
 
 
@@ -45,6 +47,8 @@ class Services:
     reminders: ReminderService
     extensions: ExtensionService
     deploys: DeployService
+    spending: SpendLedger
+    spend_summary: SpendSummary
     after_ack: AfterAck
     metrics: Metrics
 

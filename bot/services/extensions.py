@@ -29,7 +29,7 @@ from bot.blocks.elements import section
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, when
 from bot.domain import events as on
-from bot.domain.approval import SpendingPolicy
+from bot.domain.approval import SpendingPolicy, judge_budget
 from bot.domain.decisions import Outcome
 from bot.domain.extension import (
     DEFAULT_EXTENSION_HOURS,
@@ -53,6 +53,7 @@ from bot.services.ports import (
     ExtensionUnavailable,
     Job,
 )
+from bot.services.spending import SpendLedger
 
 log = logging.getLogger(__name__)
 EXTENDABLE_STATES = frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRING})
@@ -102,6 +103,7 @@ class ExtensionService:
         clock: Clock,
         approval_channel: str,
         policy: SpendingPolicy | None = None,
+        ledger: SpendLedger | None = None,
     ) -> None:
         self.changes = changes
         self.store = changes.store
@@ -111,6 +113,7 @@ class ExtensionService:
         self.approval_channel = approval_channel
         self.policy = policy or SpendingPolicy()
         self.buyer = ExtensionBuyer(changes, market, clock)
+        self.ledger = ledger or SpendLedger(changes.store)
 
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(POST_CARD, self.post_card)
@@ -143,7 +146,9 @@ class ExtensionService:
         if offer is None:
             raise ExtensionError(f"AWS offers no extension of {request_id} right now.")
         paid = paid_so_far(record)
+        budget = self.ledger.check(record, offer.fee_usd, "extension")
         spend = self.policy.judge(offer.fee_usd, paid_before_usd=paid)
+        spend = judge_budget(spend, budget, self.ledger.over_budget, "extension")
         if spend.refusal is not None:
             raise ExtensionError(f"{request_id} cannot be extended: {spend.refusal}.")
         now = self.clock.now()
@@ -159,6 +164,7 @@ class ExtensionService:
                 requested_at=now,
                 required_approvals=spend.approvals,
                 paid_before_usd=paid,
+                budget=budget,
             )
             detail = f"{hours // 24} d to {when(offer.end)} for {usd(offer.fee_usd)}"
             new = r.model_copy(update={"extension": ext})

@@ -156,6 +156,7 @@ class OpenJob(_Payload):
     request: CapacityRequest
     asked_at: datetime
     response_url: str | None = None
+    channel: str | None = None  # where it was asked (a channel may name its team)
 
 
 class QuoteJob(_Payload):
@@ -171,6 +172,7 @@ class QuoteOnlyJob(_Payload):
     user: str
     request: CapacityRequest
     response_url: str | None = None
+    channel: str | None = None  # where it was asked (a channel may name its team)
 
 
 OPEN = JobKind("open", OpenJob)
@@ -182,10 +184,23 @@ TIMEOUT = JobKind("timeout", RequestJob)
 REQUEST_FLOW_KINDS: tuple[JobKind[Any], ...] = (OPEN, QUOTE, QUOTE_ONLY, NOTIFY, TIMEOUT)
 
 
-def open_job(user: str, request: CapacityRequest, now: datetime, response_url: str | None) -> Job:
+def open_job(
+    user: str,
+    request: CapacityRequest,
+    now: datetime,
+    response_url: str | None,
+    channel: str | None = None,
+) -> Job:
     """Each ask is its own job (and, once run, its own request)."""
     key = occurrence_key()
-    payload = OpenJob(key=key, user=user, request=request, asked_at=now, response_url=response_url)
+    payload = OpenJob(
+        key=key,
+        user=user,
+        request=request,
+        asked_at=now,
+        response_url=response_url,
+        channel=channel,
+    )
     return OPEN.job(key, now, payload)
 
 
@@ -208,10 +223,14 @@ def notify_job(request_id: str, now: datetime) -> Job:
 
 
 def quote_only_job(
-    user: str, request: CapacityRequest, now: datetime, response_url: str | None
+    user: str,
+    request: CapacityRequest,
+    now: datetime,
+    response_url: str | None,
+    channel: str | None = None,
 ) -> Job:
     """Each ask is its own job."""
-    payload = QuoteOnlyJob(user=user, request=request, response_url=response_url)
+    payload = QuoteOnlyJob(user=user, request=request, response_url=response_url, channel=channel)
     return QUOTE_ONLY.job(occurrence_key(), now, payload)
 
 

@@ -6,20 +6,29 @@ from __future__ import annotations
 import logging
 
 from bot.domain.lifecycle import State
+from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
+from bot.domain.request import CapacityRequest
 from bot.domain.transitions import quote_failed, quoted
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.jobs import QuoteJob, QuoteOnlyJob
 from bot.services.ports import Clock, Notifier
 from bot.services.quoting import QuoteService
+from bot.services.spending import SpendLedger
 
 log = logging.getLogger(__name__)
 
 
 class QuoteJobs:
     def __init__(
-        self, changes: RequestChanges, quotes: QuoteService, notifier: Notifier, clock: Clock
+        self,
+        changes: RequestChanges,
+        quotes: QuoteService,
+        notifier: Notifier,
+        clock: Clock,
+        ledger: SpendLedger | None = None,
     ) -> None:
+        self.ledger = ledger or SpendLedger(changes.store)
         self.changes = changes
         self.store = changes.store
         self.quotes = quotes
@@ -28,7 +37,8 @@ class QuoteJobs:
 
     def run_quote_only(self, job: QuoteOnlyJob) -> None:
         """The `quote-only` job."""
-        quote = self.quotes.quote(job.request)
+        team = self.ledger.team_of(job.user, job.channel)
+        quote = self._quote(job.request, team)
         self.notifier.show_quote(job.user, job.response_url or None, quote)
 
     def run_quote(self, job: QuoteJob) -> CapacityRecord | None:
@@ -47,7 +57,7 @@ class QuoteJobs:
     def quote(self, record: CapacityRecord) -> CapacityRecord:
         """draft -> quoted with the comparison, or -> failed with what went wrong."""
         try:
-            quote = self.quotes.quote(record.request)
+            quote = self._quote(record.request, record.team_name)
         except Exception as exc:
             log.exception("quoting %s failed", record.id)
             failure = f"quoting failed: {exc}"
@@ -68,3 +78,10 @@ class QuoteJobs:
         saved, _ = self.changes.apply(record.id, done)
         assert saved is not None
         return saved
+
+    def _quote(self, request: CapacityRequest, team: str) -> Quote:
+        """The comparison, at the team's measured utilisation when the request gave no
+        `util=` (the quote says so)."""
+        asked, learned = self.ledger.with_learned_util(request, team)
+        quote = self.quotes.quote(asked)
+        return quote.model_copy(update={"learned": learned}) if learned else quote

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.domain import events as on
-from bot.domain.approval import SpendingPolicy
+from bot.domain.approval import SpendingPolicy, judge_budget
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
@@ -19,6 +19,7 @@ from bot.domain.transitions import TransitionRefused, cancelled, submitted, time
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.jobs import OpenJob, open_job, quote_only_job
 from bot.services.ports import Clock, Intake, JobIntake, VersionConflict
+from bot.services.spending import SpendLedger
 from bot.services.submissions import RequestError, SubmissionRules
 
 __all__ = ["RequestError", "RequestService"]
@@ -40,6 +41,7 @@ class RequestService:
         clock: Clock,
         limits: SpendingPolicy,
         intake: JobIntake,
+        ledger: SpendLedger | None = None,
     ) -> None:
         self.changes = changes
         self.store = changes.store
@@ -47,6 +49,7 @@ class RequestService:
         self.submissions = submissions
         self.clock = clock
         self.limits = limits
+        self.ledger = ledger or SpendLedger(changes.store)
 
     def open(
         self,
@@ -56,12 +59,13 @@ class RequestService:
         *,
         delivery: str | None = None,
         on_error: OnError | None = None,
+        channel: str | None = None,
     ) -> None:
         """Hand in a new request without waiting for Redis: a worker's `create_draft`
         stores it and queues its quote (AWS calls take seconds). The comparison goes to
         `response_url`, or to the requester by DM. A `delivery` (the Slack request's
         signature) handed in before is a replay: nothing is stored."""
-        job = open_job(user, request, self.clock.now(), response_url)
+        job = open_job(user, request, self.clock.now(), response_url, channel)
         self.intake.put(Intake(job, _once_key(delivery)), on_error)
 
     def quote_only(
@@ -72,9 +76,10 @@ class RequestService:
         *,
         delivery: str | None = None,
         on_error: OnError | None = None,
+        channel: str | None = None,
     ) -> None:
         """`/gpu quote`: a comparison with nothing stored but the job that makes it."""
-        job = quote_only_job(user, request, self.clock.now(), response_url)
+        job = quote_only_job(user, request, self.clock.now(), response_url, channel)
         self.intake.put(Intake(job, _once_key(delivery)), on_error)
 
     def create_draft(self, job: OpenJob) -> CapacityRecord | None:
@@ -91,6 +96,7 @@ class RequestService:
             request=job.request,
             text=render_request(job.request.draft()),
             reason=job.request.reason,
+            team=self.ledger.team_of(job.user, job.channel) if self.ledger.teams else None,
         )
         opened = on.Opened(job.response_url)
         try:
@@ -104,9 +110,16 @@ class RequestService:
 
         def submit(r: CapacityRecord) -> Change | None:
             chosen, deadline = self.submissions.check(r, user, pick, reason)
-            needed = self.limits.approvals_needed(chosen.most_usd)
+            picked = r.model_copy(update={"choice": chosen.choice()})
+            budget = self.ledger.check(picked, chosen.most_usd)
+            rule = self.ledger.over_budget
+            spend = judge_budget(self.limits.judge(chosen.most_usd), budget, rule)
+            if spend.refusal is not None:
+                raise RequestError(spend.refusal[0].upper() + spend.refusal[1:] + ".", "choice")
             now = self.clock.now()
-            step = submitted(r, chosen.choice(), clean_text(reason), needed, deadline, now)
+            step = submitted(
+                r, chosen.choice(), clean_text(reason), spend.approvals, deadline, now, budget
+            )
             return Change.of(step, "submitted", user, chosen.kind.value)
 
         saved, _ = self.changes.apply(normalise_id(request_id), submit)
