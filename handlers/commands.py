@@ -34,9 +34,21 @@ from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
 from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_deployment
+from handlers.spend import show_spend, spend_args
 
 LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
-SUBCOMMANDS = ("reserve", "quote", "status", "list", "cancel", "deploy", "cleanup", "mig", "help")
+SUBCOMMANDS = (
+    "reserve",
+    "quote",
+    "status",
+    "list",
+    "spend",
+    "cancel",
+    "deploy",
+    "cleanup",
+    "mig",
+    "help",
+)
 MIG_USAGE = (
     "`/gpu mig check INSTANCE PROFILE[xN]... [ami=VERSION]`, for example "
     "`/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` or `/gpu mig check p4d.24xlarge "
@@ -135,6 +147,12 @@ def handle_gpu(
             ack(text=f"Usage: {LIST_USAGE}")
             return
         after_ack(ack, context, _list, services, *which)
+    elif sub == "spend":
+        asked = spend_args(rest)
+        if isinstance(asked, str):
+            ack(text=asked)
+            return
+        after_ack(ack, context, show_spend, services, *asked)
     elif sub == "cleanup":
         if not rest.strip():
             ack(
@@ -197,6 +215,7 @@ def _reserve_or_quote(
         incoming.response_url,
         delivery=incoming.delivery,
         on_error=talk.sorry,
+        channel=incoming.channel,
     )
     ack(text=f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
 

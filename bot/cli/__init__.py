@@ -17,6 +17,7 @@ from bot.cli import (
     requests_cmd,
     serve_cmd,
     shell_cmd,
+    spend_cmd,
 )
 
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         catalog_cmd,
         config_cmd,
         requests_cmd,
+        spend_cmd,
     ):
         module.register(sub)
     return parser
