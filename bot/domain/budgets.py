@@ -51,7 +51,7 @@ class BudgetCheck(BaseModel):
 
     @property
     def after_usd(self) -> float:
-        return self.before_usd + self.this_usd
+        return round(self.before_usd + self.this_usd, 2)
 
     @property
     def over(self) -> bool:
