@@ -63,7 +63,13 @@ def handle_reserve_form(services: Services, ack: Ack, context: BoltContext) -> N
 def open_request(talk: Conversation, services: Services, request: CapacityRequest) -> None:
     talk.show(f":hourglass_flowing_sand: Comparing options for {esc(request_title(request))}…")
     incoming = talk.interaction
-    services.requests.open(incoming.user, request, incoming.response_url, on_error=talk.sorry)
+    services.requests.open(
+        incoming.user,
+        request,
+        incoming.response_url,
+        on_error=talk.sorry,
+        channel=incoming.channel,
+    )
 
 
 def handle_submit(services: Services, ack: Ack, context: BoltContext) -> None:

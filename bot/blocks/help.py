@@ -27,6 +27,7 @@ def usage(now: datetime) -> str:
         "• `/gpu list [PAGE]` your requests, newest first (approvers also see the requests "
         "and extensions that wait for them, with their buttons; `/gpu list waiting [PAGE]` "
         "for all of it)\n"
+        "• `/gpu spend [2026-12] [TEAM]` a month's spend per request and team\n"
         "• `/gpu cancel ID` cancel a request that is not approved yet\n"
         "• `/gpu deploy [ID]` put SageMaker models on an active training plan's endpoint, "
         "split into MIG partitions (a form)\n"

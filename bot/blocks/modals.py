@@ -132,8 +132,9 @@ def _work_inputs(draft: RequestDraft) -> list[Block]:
         "is_decimal_allowed": False,
         "min_value": "1",
         "max_value": "100",
-        "initial_value": str(draft.utilization_pct or 100),
     }
+    if draft.utilization_pct is not None:
+        util["initial_value"] = str(draft.utilization_pct)
     reason: Block = {"type": "plain_text_input", "multiline": True, "max_length": 500}
     if draft.reason:
         reason["initial_value"] = draft.reason
@@ -152,7 +153,9 @@ def _work_inputs(draft: RequestDraft) -> list[Block]:
             FormBlock.UTILIZATION,
             "Expected utilisation (%)",
             util,
-            hint="How much of the window the instances will really run",
+            optional=True,  # empty: the team's measured utilisation, else 100%
+            hint="How much of the window the instances will really run; empty: what your "
+            "team's last reservations measured (100% until something is measured)",
         ),
         input_block(
             FormBlock.REASON,

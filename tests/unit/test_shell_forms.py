@@ -44,7 +44,8 @@ def test_untouched_fields_submit_what_slack_would_and_the_listener_reads_it() ->
     assert read[FormBlock.REGION.value] == "us-east-1"
     assert read[FormBlock.ENVIRONMENT.value] == "any"
     assert read[FormBlock.INTERRUPTIBLE.value] == ""
-    assert read[FormBlock.UTILIZATION.value] == "100"
+    # Empty: the quote uses the team's measured utilisation (or 100%).
+    assert read[FormBlock.UTILIZATION.value] is None
 
 
 def test_questions_show_the_kind_of_answer_and_what_enter_keeps() -> None:
