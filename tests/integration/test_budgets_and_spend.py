@@ -44,7 +44,11 @@ def measured(request_id: str, day: int, used: float, billed: float, **kw: object
 
 
 def bought(
-    request_id: str, fee: float, start: datetime, state: State = State.SCHEDULED
+    request_id: str,
+    fee: float,
+    start: datetime,
+    state: State = State.SCHEDULED,
+    **kw: object,
 ) -> CapacityRecord:
     reservation = Reservation(
         kind=OptionKind.CAPACITY_BLOCK,
@@ -58,7 +62,7 @@ def bought(
         state="scheduled",
     )
     choice = Choice(kind=OptionKind.CAPACITY_BLOCK, offering_id="x", total_usd=fee)
-    return make_record(request_id, state=state, reservation=reservation, choice=choice)
+    return make_record(request_id, state=state, reservation=reservation, choice=choice, **kw)
 
 
 def asked(bot: BotUnderTest) -> CapacityRecord:

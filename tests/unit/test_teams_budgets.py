@@ -109,3 +109,54 @@ def test_well_formed_team_settings_are_read() -> None:
     assert [t.name for t in settings.teams] == ["ml-research", "infra"]
     assert settings.budgets == {"ml-research": 50000.0, "infra": 20000.0}
     assert settings.over_budget is OverBudget.REFUSE
+
+
+def _bought(request_id: str, fee: float, team: str, **kw: object):  # type: ignore[no-untyped-def]
+    from bot.domain.comparison import OptionKind
+    from bot.domain.records import Choice
+    from tests.unit.test_comparison import quote, req
+
+    return make_record(
+        request_id,
+        state=State.EXPIRED,
+        team=team,
+        quote=quote(req()),
+        choice=Choice(kind=OptionKind.CAPACITY_BLOCK, offering_id="x", total_usd=fee),
+        **kw,
+    )
+
+
+def test_the_report_prices_the_hours_used_at_on_demand_and_sums_per_team() -> None:
+    from bot.domain.deployment.record import CostLine, Deployment
+    from bot.domain.spend import spend_report
+    from tests.unit.test_comparison import OD
+
+    used = Usage(used_instance_hours=72, billed_instance_hours=144)
+    records = [
+        _bought("R1", 4983.55, "ml", usage=used),
+        _bought("R2", 1000.0, "ml"),
+        _bought("R3", 250.0, "infra"),
+        _bought("R4", 99.0, "infra", request=make_request(start=datetime(2027, 1, 2, tzinfo=UTC))),
+        _bought("R5", 77.0, "infra").model_copy(update={"state": State.REJECTED}),
+    ]
+    costs = (
+        CostLine(model="llama", share=0.75, on_demand_usd_per_hour=None, reserved_usd_per_hour=9),
+        CostLine(model="embed", share=0.25, on_demand_usd_per_hour=None, reserved_usd_per_hour=3),
+    )
+    deployment = Deployment.model_construct(id="D1", request_id="R1", costs=costs)
+    report = spend_report(
+        records, "2026-12", budgets={"ml": 8000}, deployments={"R1": [deployment]}
+    )
+    assert [r.request_id for r in report.rows] == ["R3", "R1", "R2"]
+    r1 = report.rows[1]
+    assert (r1.used_pct, r1.on_demand_usd) == (50.0, round(72 * OD, 2))
+    assert report.rows[2].used_pct is None and report.rows[2].on_demand_usd is None
+    totals = {t.team: (t.committed_usd, t.budget_usd) for t in report.teams}
+    assert totals == {"infra": (250.0, None), "ml": (5983.55, 8000)}
+    assert report.total_usd == 6233.55
+    assert [(m.model, m.usd) for m in report.models] == [
+        ("llama", round(0.75 * 4983.55, 2)),
+        ("embed", round(0.25 * 4983.55, 2)),
+    ]
+    only = spend_report(records, "2026-12", team="infra")
+    assert [r.request_id for r in only.rows] == ["R3"]

@@ -1,0 +1,81 @@
+"""`gpu-bot spend` on the bot's Redis: text, CSV and JSON, and exit 2 for a bad month."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.adapters.store import RedisStore
+from bot.cli import main
+from bot.domain.audit import AuditEntry
+from bot.domain.utilisation import Usage
+from tests.integration.test_budgets_and_spend import bought
+
+
+@pytest.fixture
+def stored(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object, redis_url: str, redis_store: RedisStore
+) -> RedisStore:
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    for name in ("GPU_BOT_AWS", "GPU_BOT_ACCOUNTS", "GPU_BOT_DEFAULT_ACCOUNT", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("GPU_BOT_NAMESPACE", redis_store.prefix.strip("{}"))
+    monkeypatch.setenv("GPU_BOT_BUDGETS", "U0REQUESTER=9000")
+    used = Usage(used_instance_hours=36, billed_instance_hours=144)
+    for record in (
+        bought("R1", 4983.55, datetime(2026, 12, 14, tzinfo=UTC)).model_copy(
+            update={"usage": used}
+        ),
+        bought("R2", 1200.0, datetime(2026, 12, 20, tzinfo=UTC)),
+        bought("R3", 500.0, datetime(2026, 11, 20, tzinfo=UTC)),
+    ):
+        entry = AuditEntry(record.id, "test", "seeded", "", record.state.value, record.created_at)
+        redis_store.create(record, entry)
+    return redis_store
+
+
+def test_json_has_each_request_and_the_team_total(
+    stored: RedisStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spend", "--month", "2026-12", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["request"] for r in data["requests"]] == ["R1", "R2"]
+    assert data["requests"][0]["used_pct"] == 25.0
+    assert data["requests"][1]["used_pct"] is None
+    assert data["teams"] == [
+        {
+            "team": "U0REQUESTER",
+            "committed_usd": 6183.55,
+            "on_demand_usd": 0.0,
+            "budget_usd": 9000.0,
+        }
+    ]
+    assert data["total_usd"] == 6183.55
+
+
+def test_csv_is_one_row_per_request(stored: RedisStore, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["spend", "--month", "2026-11", "--csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0][:5] == ["request", "team", "requester", "option", "committed_usd"]
+    assert [r[0] for r in rows[1:]] == ["R3"] and rows[1][4] == "500.00"
+
+
+def test_text_names_what_was_not_measured(
+    stored: RedisStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spend", "--month", "2026-12"]) == 0
+    out = capsys.readouterr().out
+    assert "Spend in 2026-12: $6,183.55 committed" in out
+    assert "25.0% used" in out and "not measured" in out
+
+
+def test_a_month_that_is_not_one_exits_2_saying_what_is_accepted(
+    stored: RedisStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spend", "--month", "2026-13"]) == 2
+    assert "YYYY-MM, e.g. 2026-12" in capsys.readouterr().err
