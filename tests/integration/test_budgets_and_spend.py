@@ -267,3 +267,14 @@ def test_the_monthly_summary_is_posted_once_on_the_first_even_with_two_workers(m
     summaries = [c for c in posts if "GPU spend in 2026-12" in c.text_of_blocks()]
     assert len(summaries) == 1
     assert "$2,000.00 committed" in summaries[0].text_of_blocks()
+
+
+def test_a_user_group_names_the_team_before_the_channel_and_its_budget_is_shown(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(teams="ml=S0MLTEAM;infra=C0REQUESTS", budgets="ml=9000,infra=100")
+    bot.fake.groups["S0MLTEAM"] = [REQUESTER]
+    seed(bot, bought("R900", 2000.0, datetime(2026, 12, 2, tzinfo=UTC), team="ml"))
+    seed(bot, bought("R901", 50.0, datetime(2026, 12, 2, tzinfo=UTC), team="infra"))
+    request_id = submitted(bot)  # asked in C0REQUESTS, infra's channel
+    record = bot.record(request_id)
+    assert record.team == "ml" and record.required_approvals == 1
+    assert "ml: $2,000 of $9,000 in 2026-12; this request takes it to $6,984" in card_text(bot)
