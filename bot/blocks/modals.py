@@ -132,6 +132,7 @@ def _work_inputs(draft: RequestDraft) -> list[Block]:
         "is_decimal_allowed": False,
         "min_value": "1",
         "max_value": "100",
+        "placeholder": plain("measured, else 100"),
     }
     if draft.utilization_pct is not None:
         util["initial_value"] = str(draft.utilization_pct)

@@ -169,7 +169,7 @@ def test_the_reserve_form_shows_values_placeholders_and_hints() -> None:
         "Start date (UTC):",
     ]
     assert "Interruptions (optional): n" in out.lines
-    assert "Expected utilisation (%): 100" in out.lines
+    assert "Expected utilisation (%) (optional): (measured, else 100)" in out.lines
     assert out.lines[-1] == "[Compare options]  [Cancel]"
 
 
