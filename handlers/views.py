@@ -94,6 +94,8 @@ def submit_request(talk: Conversation, services: Services, pick: str, reason: st
         talk.refuse(str(exc))  # beside, not over, whatever is shown (a double submit's success)
         return
     approvals = "two approvers" if record.required_approvals > 1 else "an approver"
+    if record.budget is not None and record.budget.over:
+        approvals += f" (it takes {esc(record.budget.team)} over its monthly budget)"
     talk.show(
         f":outbox_tray: Submitted {record.id} ({esc(request_title(record.request))}) "
         f"for approval by {approvals}. {deadline_note(record)} `/gpu status {record.id}` "

@@ -158,6 +158,8 @@ def approval_question(record: CapacityRecord) -> str:
     upto = "" if option and option.upfront else "up to "
     # Prepaid reservations are bought for good: say so where the money is approved.
     warning = " It is paid up front and cannot be cancelled." if option and option.upfront else ""
+    if record.budget is not None:
+        warning += f" {esc(record.budget.line())}."
     return (
         f"Approve {upto}*{usd(record.most_usd)}* for {r.count}x {r.instance_type} as "
         f"{_a(what)} (request {record.id})?{warning}"

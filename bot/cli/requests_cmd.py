@@ -62,6 +62,7 @@ def record_json(record: CapacityRecord, audit: list[Any] | None = None) -> dict[
         "id": record.id,
         "state": record.state.value,
         "requester": record.requester,
+        "team": record.team_name,
         "request": record.text,
         "account": record.request.account,
         "choice": (
@@ -78,6 +79,7 @@ def record_json(record: CapacityRecord, audit: list[Any] | None = None) -> dict[
         "window": {"start": record.window[0].isoformat(), "end": record.window[1].isoformat()},
         "paid_usd": record.paid_usd,
         "extended_usd": record.extended_usd,
+        "budget": record.budget.model_dump(mode="json") if record.budget else None,
         "failure": record.failure,
         "reservation": reservation_json(record.reservation),
         "attempts": [a.model_dump(mode="json") for a in record.attempts],

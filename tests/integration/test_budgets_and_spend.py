@@ -158,6 +158,9 @@ def test_within_budget_one_approver_is_enough(make_bot) -> None:  # type: ignore
     assert bot.record(request_id).required_approvals == 1
     assert "this request takes it to $6,984" in card_text(bot)
     assert "over budget" not in card_text(bot)
+    # The approver confirms the amount, and sees the month again.
+    confirm = json.dumps(bot.approval_form(request_id, APPROVER))
+    assert "$2,000 of $9,000 in 2026-12; this request takes it to $6,984" in confirm
 
 
 def test_over_budget_is_refused_when_the_setting_says_so(make_bot) -> None:  # type: ignore[no-untyped-def]
