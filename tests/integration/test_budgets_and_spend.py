@@ -281,3 +281,13 @@ def test_a_user_group_names_the_team_before_the_channel_and_its_budget_is_shown(
     record = bot.record(request_id)
     assert record.team == "ml" and record.required_approvals == 1
     assert "ml: $2,000 of $9,000 in 2026-12; this request takes it to $6,984" in card_text(bot)
+
+
+def test_a_worker_that_starts_schedules_this_months_summary(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_worker_loop import running, wait_until
+
+    bot = make_bot()
+    job = "spend-summary:2026-11"  # the clock stands in November
+    with running(bot.worker):
+        wait_until(lambda: bot.services.store.due_at(job) is not None)
+    assert bot.services.store.due_at(job) == datetime(2026, 12, 1, tzinfo=UTC)
