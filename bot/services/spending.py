@@ -5,6 +5,7 @@ pure (bot.domain.teams, .learning, .budgets, .spend); this reads the records the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 
 from bot.domain.budgets import BudgetCheck, OverBudget
 from bot.domain.deployment.record import Deployment
@@ -25,6 +26,7 @@ from bot.services.ports import GroupDirectory, Store
 
 # Where measured reservations are found: bought, and run (or running).
 MEASURED = (State.ACTIVE, State.EXPIRING, State.EXPIRED, State.CLEANED_UP)
+LEARNED_TTL = timedelta(minutes=5)
 
 
 class SpendLedger:
@@ -56,8 +58,17 @@ class SpendLedger:
     # --- learning ---------------------------------------------------------------------
 
     def learned(self, team: str) -> LearnedUtil | None:
+        """The team's measured utilisation, read from every measured record (kept for
+        `LEARNED_TTL`: a quote need not read them all again, and a few minutes' newer
+        samples move a weighted figure little)."""
+        key = f"learned:{team}"
+        cached = self.store.cache_get(key)
+        if cached is not None:
+            return LearnedUtil.model_validate_json(cached) if cached else None
         records = [r for state in MEASURED for r in self.store.in_state(state)]
-        return learned_util(records, team)
+        learned = learned_util(records, team)
+        self.store.cache_put(key, learned.model_dump_json() if learned else "", LEARNED_TTL)
+        return learned
 
     def with_learned_util(
         self, request: CapacityRequest, team: str
