@@ -27,9 +27,10 @@ def used_text(row: SpendRow) -> str:
     return "not measured" if row.used_pct is None else f"{row.used_pct:.0f}% used"
 
 
-def _row_line(row: SpendRow) -> str:
+def _row_line(row: SpendRow, mention: bool) -> str:
+    who = user(row.requester) if mention else f"`{esc(row.requester)}`"
     line = (
-        f"• {row.request_id} {esc(row.team)} · {user(row.requester)} · {row.option} · "
+        f"• {row.request_id} {esc(row.team)} · {who} · {row.option} · "
         f"{usd(row.committed_usd)} · {used_text(row)}"
     )
     if row.on_demand_usd is not None:
@@ -37,7 +38,9 @@ def _row_line(row: SpendRow) -> str:
     return line
 
 
-def spend_blocks(report: SpendReport) -> list[Block]:
+def spend_blocks(report: SpendReport, mention: bool = True) -> list[Block]:
+    """The report; `mention`: requesters as mentions (not in a channel post, where each
+    would be notified every month)."""
     scope = f" for {esc(report.team)}" if report.team else ""
     title = f"GPU spend in {report.month}{scope}: {usd(report.total_usd)} committed"
     blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": title}}]
@@ -53,7 +56,7 @@ def spend_blocks(report: SpendReport) -> list[Block]:
             line += f" · On-Demand for the hours measured {usd(t.on_demand_usd)}"
         teams.append(line)
     blocks.append(section(clip("*Teams*\n" + "\n".join(teams), 2900)))
-    lines = [_row_line(r) for r in report.rows[:MAX_ROWS]]
+    lines = [_row_line(r, mention) for r in report.rows[:MAX_ROWS]]
     if len(report.rows) > MAX_ROWS:
         lines.append(f"…and {len(report.rows) - MAX_ROWS} more: `gpu-bot spend --month`")
     blocks.append(section(clip("*Requests*\n" + "\n".join(lines), 2900)))

@@ -80,5 +80,5 @@ class SpendSummary:
             summary_key(job.month),
             self.approval_channel,
             spend_fallback(report),
-            spend_blocks(report),
+            spend_blocks(report, mention=False),
         )

@@ -270,6 +270,7 @@ def test_the_monthly_summary_is_posted_once_on_the_first_even_with_two_workers(m
     summaries = [c for c in posts if "GPU spend in 2026-12" in c.text_of_blocks()]
     assert len(summaries) == 1
     assert "$2,000.00 committed" in summaries[0].text_of_blocks()
+    assert "<@" not in json.dumps(summaries[0].blocks())  # nobody is pinged by it
 
 
 def test_a_user_group_names_the_team_before_the_channel_and_its_budget_is_shown(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -291,3 +292,13 @@ def test_a_worker_that_starts_schedules_this_months_summary(make_bot) -> None:  
     with running(bot.worker):
         wait_until(lambda: bot.services.store.due_at(job) is not None)
     assert bot.services.store.due_at(job) == datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def test_a_quote_alone_is_priced_at_the_learned_util_too(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    seed(bot, measured("R900", 1, 60, 100))
+    _reply, token = bot.command("quote 2x p5.48xlarge 3d from 2026-12-14 ec2")
+    bot.wait()
+    shown = json.dumps(bot.responses(token))
+    assert "your last one ran at 60%: quoted at 60%" in shown
+    assert "60% expected utilisation" in shown
