@@ -38,10 +38,15 @@ class ApproverDirectory:
 
 
 def group_members(
-    group: str, groups: GroupDirectory, cache: Store | None, ttl: timedelta = GROUP_TTL
+    group: str,
+    groups: GroupDirectory,
+    cache: Store | None,
+    ttl: timedelta = GROUP_TTL,
+    strict: bool = False,
 ) -> frozenset[str]:
-    """The members of a Slack user group, cached for `ttl`; none when Slack cannot say
-    (fail closed: nobody is let in, or counted in, by a group that could not be read)."""
+    """The members of a Slack user group, cached for `ttl`. When Slack cannot say: none
+    (nobody is let in by a group that could not be read), or with `strict` the error
+    is raised (a team's budget must not be skipped for want of its members)."""
     key = f"group:{group}"
     if cache is not None:
         cached = cache.cache_get(key)
@@ -51,6 +56,8 @@ def group_members(
         members = groups.members(group)
     except Exception as exc:
         log.warning("could not read user group %s: %s", group, exc)
+        if strict:
+            raise
         return frozenset()
     if cache is not None:
         cache.cache_put(key, json.dumps(sorted(members)), ttl)

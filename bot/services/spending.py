@@ -53,7 +53,9 @@ class SpendLedger:
     def _members(self, group: str) -> frozenset[str]:
         if self._groups is None:
             return frozenset()
-        return group_members(group, self._groups, self.store)
+        # Strict: a request counted as the requester's own, for want of its team's
+        # members, would escape the team's budget. The job that asked is retried.
+        return group_members(group, self._groups, self.store, strict=True)
 
     # --- learning ---------------------------------------------------------------------
 

@@ -302,3 +302,17 @@ def test_a_quote_alone_is_priced_at_the_learned_util_too(make_bot) -> None:  # t
     shown = json.dumps(bot.responses(token))
     assert "your last one ran at 60%: quoted at 60%" in shown
     assert "60% expected utilisation" in shown
+
+
+def test_a_team_whose_group_cannot_be_read_is_not_skipped(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(teams="ml=S0MLTEAM", budgets="ml=9000")
+    bot.fake.groups["S0MLTEAM"] = [REQUESTER]
+    bot.fake.refuse("usergroups.users.list", "ratelimited_but_not_429", times=1)
+    bot.expect_crashes()
+    bot.command(f"reserve {REQUEST}")
+    bot.wait()  # the open job failed once: no request stored for the wrong team
+    assert bot.services.store.for_user(REQUESTER) == []
+    bot.clock.set(bot.clock.now() + timedelta(minutes=5))
+    bot.wait()  # retried, the group read
+    (record,) = bot.services.store.for_user(REQUESTER)
+    assert record.team == "ml"
