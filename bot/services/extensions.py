@@ -146,7 +146,7 @@ class ExtensionService:
         if offer is None:
             raise ExtensionError(f"AWS offers no extension of {request_id} right now.")
         paid = paid_so_far(record)
-        budget = self.ledger.check(record, offer.fee_usd, "extension")
+        budget = self.ledger.check(record, offer.fee_usd, extension=True)
         spend = self.policy.judge(offer.fee_usd, paid_before_usd=paid)
         spend = judge_budget(spend, budget, self.ledger.over_budget, "extension")
         if spend.refusal is not None:

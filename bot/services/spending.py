@@ -90,17 +90,17 @@ class SpendLedger:
         return [r for state in COMMITTED for r in self.store.in_state(state)]
 
     def check(
-        self, record: CapacityRecord, this_usd: float, what: str = "request"
+        self, record: CapacityRecord, this_usd: float, *, extension: bool = False
     ) -> BudgetCheck | None:
         """Where a purchase of up to `this_usd` on `record` takes its team's month (None:
-        the team has no budget). A request's own committed amount is left out of its
-        month so far (it is not committed yet); an extension's request is in it."""
+        the team has no budget). A request's own amount is left out of its month so far
+        (it is not committed yet); for an `extension`, what its request paid is in it."""
         team = record.team_name
         budget = self.budgets.get(team)
         if budget is None:
             return None
         month = month_of_record(record)
-        others = [r for r in self._committed() if what != "request" or r.id != record.id]
+        others = [r for r in self._committed() if extension or r.id != record.id]
         before = team_month_usd(others, team, month)
         return BudgetCheck(
             team=team,
