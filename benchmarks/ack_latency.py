@@ -134,7 +134,9 @@ def drain(redis_url: str, namespace: str, timeout: float = 600) -> None:
     prefix = "{" + namespace + "}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not client.zcard(f"{prefix}:due") and not client.zcard(f"{prefix}:inflight"):
+        # Due by now: the worker also schedules next month's spend summary at start.
+        due_now = client.zcount(f"{prefix}:due", "-inf", time.time())
+        if not due_now and not client.zcard(f"{prefix}:inflight"):
             return
         time.sleep(0.2)
 
