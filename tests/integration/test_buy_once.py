@@ -171,6 +171,35 @@ def test_an_extension_job_run_again_after_it_was_bought_changes_nothing(make_bot
     assert market(bot).extension_calls() == 1
 
 
+@pytest.mark.parametrize("kind", [OptionKind.CAPACITY_BLOCK, OptionKind.TRAINING_PLAN])
+def test_a_lost_extension_attempt_record_buys_nothing_when_aws_applied_it(make_bot, kind) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    res = active(bot, kind)
+    extensions = bot.services.extensions
+    extensions.ask("R1", Actor(REQUESTER, False), 24)
+    extensions.decide("R1", 1, Actor(APPROVER, True), True)
+    job = ExtensionJob(request="R1", number=1)
+    extensions.buy(job)
+    bought = bot.record("R1")
+    assert bought.extension is not None and bought.extension.status is ExtensionStatus.BOUGHT
+    assert market(bot).extension_calls() == 1
+    # Redis lost its last second: the extension is back to approved with no attempt, and the
+    # reservation to its old end, while AWS holds the extension.
+    lost_ext = bought.extension.model_copy(
+        update={"status": ExtensionStatus.APPROVED, "attempt_at": None, "lease_until": None}
+    )
+    lost = bought.model_copy(
+        update={"extension": lost_ext, "reservation": res, "extended_usd": 0.0}
+    )
+    entry = AuditEntry("R1", BOT, "restored", bought.state.value, lost.state.value, bot.clock.now())
+    bot.services.store.save(bought, lost, entry)
+    extensions.buy(job)
+    assert market(bot).extension_calls() == 1  # AWS was asked where it ends: extended already
+    record = bot.record("R1")
+    assert record.extension is not None and record.extension.status is ExtensionStatus.BOUGHT
+    assert record.reservation is not None and record.reservation.end == bought.reservation.end  # type: ignore[union-attr]
+
+
 # --- answers lost after AWS committed -------------------------------------------------------
 
 
