@@ -199,19 +199,22 @@ WAITING_PAGE = 10
 
 def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
     """One thing that waits for an approver, with the buttons to decide it: an extension
-    of the request when one is asked, else the request itself."""
+    of the request when one is asked, a purchase whose outcome is unknown (Check again,
+    Mark failed), else the request itself."""
     ext = record.extension
     if ext is not None and ext.status is ExtensionStatus.PENDING_APPROVAL:
         return extension_card(record.id, record.requester, ext).blocks
     line = section(summary_line(record))
+    if record.state is State.PURCHASE_UNKNOWN:
+        return [line, unknown_buttons(record)]
     return [line, approval_buttons(record)]
 
 
 def waiting_blocks(
     waiting: list[CapacityRecord], *, offset: int = 0, more: str | None = None
 ) -> list[Block]:
-    """One page (from `offset`) of everything that waits for an approver: requests and
-    extensions, each with its Approve and Reject buttons."""
+    """One page (from `offset`) of everything that waits for an approver: requests,
+    extensions and purchases of unknown outcome, each with its buttons."""
     total = len(waiting)
     shown = waiting[offset : offset + WAITING_PAGE]
     heading = "*Waiting for approval*"

@@ -35,13 +35,15 @@ class ApprovalService:
         return self.directory.is_approver(user)
 
     def waiting_for(self, actor: Actor) -> list[CapacityRecord] | None:
-        """Pending requests this person may decide (not their own); None when they are
-        not an approver."""
+        """What waits for this approver: pending requests they may decide (not their own),
+        then purchases whose outcome is unknown (an approver checks AWS or marks them
+        failed); None when they are not an approver."""
         if not actor.is_approver:
             return None
         pending = self.store.in_state(State.PENDING_APPROVAL)
         user = actor.user
-        return [r for r in pending if r.requester != user and user not in r.approvers]
+        decide = [r for r in pending if r.requester != user and user not in r.approvers]
+        return decide + self.store.in_state(State.PURCHASE_UNKNOWN)
 
     def refusal(
         self, request_id: str, actor: Actor, approving: bool = False

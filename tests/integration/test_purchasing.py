@@ -18,7 +18,8 @@ from bot.blocks.ids import ActionId
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from bot.domain.purchase import TAG_APPROVERS, TAG_NAMESPACE, TAG_REQUEST, plan_name
-from tests.integration.test_slack_flow import submitted
+from tests import slack_payloads as payloads
+from tests.integration.test_slack_flow import action_ids, submitted
 from tests.slack_harness import APPROVER, REQUESTER, BotUnderTest
 
 BLOCK = '2x p5.48xlarge 3d from 2026-12-14 ec2 reason="load test"'
@@ -343,6 +344,37 @@ def test_killed_before_the_call_nothing_is_found_and_a_person_decides(
     bot.click(ActionId.PURCHASE_MARK_FAILED.value, request_id, APPROVER)
     bot.wait()
     assert bot.record(request_id).state is State.FAILED
+    assert bot.purchase_calls() == 0
+
+
+def test_a_purchase_of_unknown_outcome_waits_for_the_approvers_in_their_list_and_home(
+    make_bot,  # type: ignore[no-untyped-def]
+    redis_url: str,
+) -> None:
+    bot = make_bot()
+    request_id = submitted(bot, BLOCK)
+    assert bot.services.approvals.approve(request_id, bot.actor(APPROVER)) is not None
+    run_killed(bot, redis_url, request_id, "before")
+    bot.clock.advance(timedelta(minutes=6))
+    bot.wait()
+    assert bot.record(request_id).state is State.PURCHASE_UNKNOWN
+    unknown = [ActionId.PURCHASE_CHECK.value, ActionId.PURCHASE_MARK_FAILED.value]
+
+    def waiting_list() -> list[str]:
+        _, token = bot.command("list waiting", user=APPROVER)
+        bot.wait()
+        return action_ids(bot.responses(token)[-1]["blocks"])
+
+    def home() -> list[str]:
+        bot.post(*payloads.event({"type": "app_home_opened", "user": APPROVER, "tab": "home"}))
+        bot.wait()
+        return action_ids(bot.fake.of("views.publish")[-1].view()["blocks"])
+
+    assert waiting_list() == unknown
+    assert all(action in home() for action in unknown)
+    bot.click(ActionId.PURCHASE_MARK_FAILED.value, request_id, APPROVER)
+    bot.wait()
+    assert waiting_list() == []  # decided: nothing waits any more
     assert bot.purchase_calls() == 0
 
 
