@@ -116,7 +116,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if http:
         # Before prometheus_client is imported (it reads the variable then).
         metrics_dir = _metrics_dir()
-        atexit.register(shutil.rmtree, metrics_dir, ignore_errors=True)
+        atexit.register(_remove_in_this_process_only, metrics_dir, os.getpid())
     from bot import server
 
     process = _ServingProcess(settings, args)
@@ -226,6 +226,14 @@ class _ServingProcess:
 
 def _revealed(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if secret else None
+
+
+def _remove_in_this_process_only(path: str, owner: int) -> None:
+    """The metrics directory goes when the process that made it (gunicorn's master) exits.
+    Its workers are forks that inherit the exit handler: one leaving (a restart, the
+    shutdown) must not take the files the master and the other workers still write."""
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _metrics_dir() -> str:
