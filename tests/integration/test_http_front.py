@@ -27,6 +27,7 @@ import redis
 
 from bot.adapters.slack.inbound import MAX_BODY_BYTES
 from bot.blocks.ids import CallbackId, FormBlock
+from bot.http_guard import PER_CLIENT_CONNECTIONS
 from tests import slack_payloads as payloads
 from tests.conftest import free_port, start_redis_server
 from tests.serving import serve_env
@@ -504,7 +505,7 @@ def test_thousands_of_slow_connections_leave_room_for_signed_requests(
     served: Served, clients: int
 ) -> None:
     # 2,100 connections sending a body byte every 10 s, more than the 1,000 a process
-    # holds: from one client address (it may hold 32 that wait on it), or from a hundred
+    # holds: from one client address (it may hold 64 that wait on it), or from a hundred
     # (past the connection limit, those that waited longest make room).
     sources = [f"127.0.0.{2 + n}" for n in range(clients)]
     slow = SlowClients(served.port, 2100, sources, every=10.0)
@@ -524,6 +525,34 @@ def test_thousands_of_slow_connections_leave_room_for_signed_requests(
         slow.stop.set()
         slow.thread.join(timeout=30)
     assert "Traceback" not in served.output()
+
+
+def test_one_client_address_holds_at_most_its_share_of_connections(served: Served) -> None:
+    # Opened at once, so none is old enough to give its place up: past the share, the
+    # server closes the newcomers from that address; another address is served as before.
+    held = []
+    for _ in range(PER_CLIENT_CONNECTIONS + 16):
+        sock = socket.create_connection(("127.0.0.1", served.port), source_address=("127.0.0.9", 0))
+        sock.sendall(SlowClients.HEAD)
+        held.append(sock)
+    try:
+        time.sleep(0.5)  # the server has looked at every one
+        open_ = 0
+        for sock in held:
+            sock.settimeout(0.05)
+            try:
+                open_ += sock.recv(1) != b""
+            except TimeoutError:
+                open_ += 1  # nothing to read: still open, waiting for the body
+            except OSError:
+                pass  # reset: closed
+        assert open_ == PER_CLIENT_CONNECTIONS
+        body, ctype = payloads.slash_command("help", "U0REQUESTER", "http://127.0.0.1:9/")
+        status, text, _ = served.post(body, ctype)
+        assert status == 200 and "gpu-bot" in text
+    finally:
+        for sock in held:
+            sock.close()
 
 
 def test_a_request_that_does_not_arrive_in_time_is_answered_408_and_closed(served: Served) -> None:
