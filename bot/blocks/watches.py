@@ -124,6 +124,8 @@ def watches_blocks(watches: list[Watch], everyone: bool) -> list[Block]:
 
 def watch_status_blocks(watch: Watch, history: list[AuditEntry]) -> list[Block]:
     blocks: list[Block] = [section(watch_line(watch, everyone=False))]
+    if watch.best_seen is None and watch.state is WatchState.WATCHING:
+        blocks.append(context("Nothing offered for it yet: it keeps looking."))
     if watch.best_seen is not None:
         seen = watch.best_seen
         fits = "fits" if not seen.why_not else f"does not fit: {esc(seen.why_not)}"
@@ -134,7 +136,8 @@ def watch_status_blocks(watch: Watch, history: list[AuditEntry]) -> list[Block]:
             )
         )
     for entry in history[-10:]:
-        blocks.append(context(f"{when(entry.at)} · {esc(entry.action)} · {esc(entry.detail)}"))
+        detail = entry.detail if len(entry.detail) <= 80 else entry.detail[:60] + "…"
+        blocks.append(context(f"{when(entry.at)} · {esc(entry.action)} · {esc(detail)}"))
     if watch.ended_note:
         blocks.append(context(f"Ended: {esc(watch.ended_note)}"))
     if watch.state is WatchState.WATCHING:
