@@ -97,6 +97,7 @@ class Wiring(Services):
     slack: WebClient
     notifier: Notifier
     accounts: AccountClients
+    watch_search: AwsOfferingSearch  # counts the rounds' AWS calls
 
 
 def build_services(
@@ -241,6 +242,7 @@ def build_services(
         slack=slack,
         notifier=notifier,
         accounts=accounts,
+        watch_search=search,
     )
 
 

@@ -4,6 +4,7 @@ EndDateRange search every start in it at once), read as the quote reads offering
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -32,10 +33,12 @@ class AwsOfferingSearch:
         """`clients(account, region)`: the account's clients in a region."""
         self._clients = clients
         self.calls = 0  # searches made (each one AWS call, pages aside)
+        self._lock = threading.Lock()
 
     def search(self, question: Question, account: str | None, now: datetime) -> list[Offering]:
         clients = self._clients(account, question.region)
-        self.calls += 1
+        with self._lock:
+            self.calls += 1
         try:
             if question.kind is ReservationKind.CAPACITY_BLOCK:
                 return _blocks(clients, question, now)
