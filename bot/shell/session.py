@@ -29,8 +29,7 @@ Shell commands:
   home             open App Home as the current user
   whoami           who you are acting as
   clock [+2h]      show the sandbox time, or move it forward (s, m, h, d, w) and run due jobs
-  market …         move the sandbox market: `market release 8x p5.48xlarge us-east-1 from
-                   2026-12-16 3d`, `market take p5.48xlarge us-east-1`, `market churn 25%`
+  market …         move the sandbox market: release, take or churn (`market` says how)
   worker           run the jobs due now
   help             this text
   quit             leave (also exit, or Ctrl-D)
