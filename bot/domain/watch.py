@@ -8,7 +8,7 @@ the shared question several watches ask with one AWS call, and how often to ask.
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -94,7 +94,9 @@ class Watch(_Frozen):
 
     @property
     def latest_start(self) -> datetime:
-        return self.request.start + timedelta(hours=self.flex_hours)
+        """The latest start that fits: through the end of the (UTC) day of start + flex,
+        since blocks and plans start at set times of day (a block at 11:30 UTC)."""
+        return latest_start(self.request.start, self.flex_hours)
 
     @property
     def window_end(self) -> datetime:
@@ -110,9 +112,14 @@ class Watch(_Frozen):
         return (ReservationKind.CAPACITY_BLOCK, ReservationKind.TRAINING_PLAN)
 
 
+def latest_start(start: datetime, flex_hours: int) -> datetime:
+    moved = (start + timedelta(hours=flex_hours)).astimezone(UTC)
+    return datetime.combine(moved.date(), time(23, 59, 59), tzinfo=UTC)
+
+
 def default_until(request: CapacityRequest, flex_hours: int, now: datetime) -> datetime:
     """The latest start that still fits, at most 8 weeks from now."""
-    return min(request.start + timedelta(hours=flex_hours), now + MAX_WATCH)
+    return min(latest_start(request.start, flex_hours), now + MAX_WATCH)
 
 
 class Question(_Frozen):

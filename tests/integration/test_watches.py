@@ -13,6 +13,7 @@ import pytest
 from bot.blocks.ids import ActionId
 from bot.domain.lifecycle import State
 from bot.services.jobs import RetryLater
+from tests import slack_payloads as payloads
 from tests.integration.test_slack_flow import action_ids, submit_form
 from tests.slack_harness import APPROVER, OUTSIDER, REQUESTER, BotUnderTest
 
@@ -220,3 +221,52 @@ def test_a_describe_limit_is_told_once_and_not_retried(make_bot) -> None:  # typ
     assert len(ended) == 1
     assert "CapacityBlockDescribeLimitExceeded" in ended[0]["text"]
     assert bot.services.watch_search.calls == 1
+
+
+def test_app_home_lists_the_watches_and_its_stop_button_stops_one(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    hold_everything(bot)
+    watched(bot)
+    bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
+    bot.wait()
+    home = json.dumps(bot.fake.of("views.publish")[-1].view())
+    assert "Your watches" in home and "W1" in home and ActionId.WATCH_STOP.value in home
+    bot.click(ActionId.WATCH_STOP.value, "W1", REQUESTER, container="home")
+    bot.wait()
+    assert bot.services.watches.live_of(REQUESTER) == []
+    assert "Your watches" not in json.dumps(bot.fake.of("views.publish")[-1].view())
+
+
+def test_a_watch_survives_a_restart(make_bot) -> None:  # type: ignore[no-untyped-def]
+    first = make_bot()
+    hold_everything(first)
+    watched(first)
+    first.close()
+    second = make_bot()  # a new process on the same Redis: it finds the watch and its round
+    release(second)
+    later(second)
+    assert len(dms(second)) == 1
+
+
+def test_region_any_asks_each_region_the_catalog_lists(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    reply, _ = bot.command("watch 8x p5.48xlarge 3d from 2026-12-14 region=any ec2")
+    assert "Watching W1" in reply.body
+    regions = bot.services.catalog.instance("p5.48xlarge").capacity_blocks.regions
+    assert len(regions) > 1 and all(r in reply.body for r in regions)
+    bot.wait()
+    assert bot.services.watch_search.calls == len(regions)  # a question per region
+    assert dms(bot)  # a later region's block is sent too only when 5% cheaper
+
+
+def test_a_throttled_round_backs_off_and_keeps_watching(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    bot.market.conditions.throttle(100, "SearchTrainingPlanOfferings")
+    watched(bot, "8x p5.48xlarge 3d from 2026-12-14 flex=7d us-east-1 sagemaker")
+    (job_id, due) = bot.services.store.next_due() or ("", None)
+    assert job_id.startswith("watch-round:") and due is not None
+    assert due - bot.clock.now() >= timedelta(minutes=1)  # backed off, not at once
+    assert bot.services.watches.live_of(REQUESTER) != []  # throttling ends nothing
+    bot.market.conditions.throttle(0, "SearchTrainingPlanOfferings")
+    later(bot, timedelta(minutes=2))
+    assert len(dms(bot)) == 1

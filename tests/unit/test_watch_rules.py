@@ -73,6 +73,10 @@ def offer(
 
 def test_an_offering_inside_the_window_at_the_price_fits() -> None:
     assert why_not(watch(), offer(), "us-east-1") == ""
+    on_the_last_day = offer(START + timedelta(days=7, hours=11, minutes=30))
+    assert why_not(watch(), on_the_last_day, "us-east-1") == ""
+    no_flex = watch(flex_hours=0)
+    assert why_not(no_flex, offer(START + timedelta(hours=11, minutes=30)), "us-east-1") == ""
 
 
 @pytest.mark.parametrize(
@@ -81,7 +85,7 @@ def test_an_offering_inside_the_window_at_the_price_fits() -> None:
         (offer(count=4), "us-east-1", "4 instances, 8 were asked"),
         (offer(hours=48), "us-east-1", "lasts 48h"),
         (offer(START - timedelta(hours=12)), "us-east-1", "before the asked start"),
-        (offer(START + timedelta(days=7, hours=11)), "us-east-1", "past the flex window"),
+        (offer(START + timedelta(days=8, hours=11)), "us-east-1", "past the flex window"),
         (offer(), "us-west-2", "outside the regions"),
         (offer(instance_type="p4d.24xlarge"), "us-east-1", "not p5.48xlarge"),
         (offer(kind=ReservationKind.TRAINING_PLAN), "us-east-1", "training-plan"),
@@ -168,7 +172,10 @@ def test_the_rhythm_quickens_as_the_start_comes() -> None:
 
 def test_until_defaults_to_the_latest_start_at_most_eight_weeks() -> None:
     request = watch().request
-    assert default_until(request, 24, NOW) == START + timedelta(days=1)
+    # through the end of the day of start + flex: blocks start at 11:30 UTC
+    assert default_until(request, 24, NOW) == START + timedelta(
+        days=1, hours=23, minutes=59, seconds=59
+    )
     far = request.model_copy(update={"start": NOW + timedelta(weeks=20)})
     assert default_until(far, 0, NOW) == NOW + timedelta(weeks=8)
 
