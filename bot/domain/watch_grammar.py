@@ -1,4 +1,4 @@
-"""The `/gpu watch` grammar: the request grammar (bot/domain/grammar.py), plus
+"""The `/gpu watch` grammar: the request grammar (bot/domain/grammar/), plus
 
     flex=7d | flex=36h        how far past the asked start the start may move (0 to 8 weeks)
     max=40/h | max=30000      the most per instance-hour (/h), or in all (USD)
@@ -18,12 +18,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from bot.domain.catalog import Catalog
 from bot.domain.grammar import (
     RequestSyntaxError,
-    _Builder,
     parse_request,
     render_duration,
     render_request,
     render_start,
 )
+from bot.domain.grammar.values import Builder
 from bot.domain.request import RequestDraft
 from bot.domain.watch import MAX_FLEX, MAX_WATCH, PriceCap
 
@@ -65,7 +65,7 @@ def parse_watch(text: str, *, now: datetime, catalog: Catalog | None = None) -> 
         else:
             rest.append(token)
     draft = parse_request(" ".join(rest), now=now, catalog=catalog)
-    builder = _Builder(catalog or _default(), now)
+    builder = Builder(catalog or _default(), now)
     ask = WatchAsk(
         draft=draft,
         flex_hours=_flex(builder, found["flex"]) if "flex" in found else 0,
@@ -88,7 +88,7 @@ def _default() -> Catalog:
     return default_catalog()
 
 
-def _flex(b: _Builder, value: str) -> int:
+def _flex(b: Builder, value: str) -> int:
     token = f"flex={value}"
     if value.startswith("-"):
         raise RequestSyntaxError(
@@ -132,7 +132,7 @@ def _cap(value: str) -> PriceCap:
     return PriceCap(usd=usd, per_hour=bool(m.group("hourly")))
 
 
-def _until(b: _Builder, value: str, now: datetime) -> datetime:
+def _until(b: Builder, value: str, now: datetime) -> datetime:
     token = f"until={value}"
     try:
         when = b.start(value, token)

@@ -11,13 +11,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bot.adapters.aws.market import (
-    ACCOUNT_LIMIT_CODES,
-    AwsClients,
-    _capacity_block_offering,
-    _read_all,
-    _training_plan_offering,
-)
+from bot.adapters.aws.aws_clients import AwsClients
+from bot.adapters.aws.capacity_block_offerings import _capacity_block_offering
+from bot.adapters.aws.market import ACCOUNT_LIMIT_CODES
+from bot.adapters.aws.offerings import read_all
+from bot.adapters.aws.training_plan_offerings import _training_plan_offering
 from bot.domain.market import Offering, ReservationKind
 from bot.domain.watch import Question
 from bot.services.ports import SearchRefused, SearchThrottled
@@ -63,7 +61,7 @@ def _blocks(clients: AwsClients, q: Question, now: datetime) -> list[Offering]:
         EndDateRange=q.latest_end,
     ):
         raws.extend(page.get("CapacityBlockOfferings", []))
-    read = _read_all(
+    read = read_all(
         raws,
         lambda raw: _capacity_block_offering(clients, raw, now),
         "Capacity Block",
@@ -81,7 +79,7 @@ def _plans(clients: AwsClients, q: Question, now: datetime) -> list[Offering]:
         DurationHours=q.duration_hours,
         TargetResources=[q.target],  # type: ignore[list-item]
     )
-    read = _read_all(
+    read = read_all(
         list(response.get("TrainingPlanOfferings", [])),
         lambda raw: _training_plan_offering(clients, raw, now),
         "training plan",
