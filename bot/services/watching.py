@@ -7,15 +7,15 @@ bot/services/watch_rounds.py; the job kinds of both are declared here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from bot.domain.audit import AuditEntry
 from bot.domain.catalog import Catalog
-from bot.domain.grammar import RequestSyntaxError
 from bot.domain.market import ReservationKind
-from bot.domain.request import ANY_REGION, IncompleteRequest, searched_regions
+from bot.domain.request import ANY_REGION, CapacityRequest, IncompleteRequest, searched_regions
 from bot.domain.watch import (
     Question,
     Watch,
@@ -77,7 +77,7 @@ class WatchService:
         quotes: QuoteService,
         catalog: Catalog,
         clock: Clock,
-        is_approver: Any,
+        is_approver: Callable[[str], bool],
     ) -> None:
         """`is_approver(user) -> bool`: approvers see and stop everyone's watches."""
         self.watches = watches
@@ -103,7 +103,7 @@ class WatchService:
             raise WatchError(self._never_sold(watch))
         return Made(watch, tuple(asked))
 
-    def _watch(self, user: str, ask: WatchAsk, request: Any, now: datetime) -> Watch:
+    def _watch(self, user: str, ask: WatchAsk, request: CapacityRequest, now: datetime) -> Watch:
         until = ask.until or default_until(request, ask.flex_hours, now)
         if until <= now:
             raise WatchError("Until is in the past: give a later until= (today or later).")
@@ -212,10 +212,3 @@ def _round_job(question: Question, activated_by: str, now: datetime) -> Job:
         due=now,
         payload=RoundJob(question=question.key, job=job_id).model_dump(mode="json"),
     )
-
-
-def refusal(exc: Exception) -> str:
-    """What a refused watch says (RequestSyntaxError names the accepted forms)."""
-    if isinstance(exc, RequestSyntaxError):
-        return str(exc)
-    return str(exc)
