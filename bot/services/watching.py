@@ -17,6 +17,7 @@ from bot.domain.catalog import Catalog
 from bot.domain.market import ReservationKind
 from bot.domain.request import ANY_REGION, CapacityRequest, IncompleteRequest, searched_regions
 from bot.domain.watch import (
+    MAX_WATCH,
     Question,
     Watch,
     WatchState,
@@ -104,6 +105,12 @@ class WatchService:
         return Made(watch, tuple(asked))
 
     def _watch(self, user: str, ask: WatchAsk, request: CapacityRequest, now: datetime) -> Watch:
+        if request.start > now + MAX_WATCH:
+            latest = (now + MAX_WATCH).date().isoformat()
+            raise WatchError(
+                "AWS offers Capacity Blocks and training plans at most 8 weeks ahead: give a "
+                f"start by {latest}, or start watching later."
+            )
         until = ask.until or default_until(request, ask.flex_hours, now)
         if until <= now:
             raise WatchError("Until is in the past: give a later until= (today or later).")

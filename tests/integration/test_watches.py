@@ -109,6 +109,7 @@ def test_a_better_match_is_sent_again_and_a_slightly_cheaper_one_is_not(make_bot
         ("100x p5.48xlarge 3d from 2026-12-14 us-east-1 ec2", "AWS does not sell"),
         ("8x p5.48xlarge 3d from 2026-12-14 region=mars-1", "not an AWS region"),
         ("8x p5.48xlarge from 2026-12-14", "needs duration"),
+        ("8x p5.48xlarge 3d from 2027-03-01 us-east-1", "at most 8 weeks ahead"),
     ],
 )
 def test_bad_watches_are_refused_in_the_ack_and_nothing_is_stored(
