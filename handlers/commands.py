@@ -35,7 +35,7 @@ from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
 from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_deployment
 from handlers.spend import show_spend, spend_args
-from handlers.watches import handle_watch, is_watch_id, list_watches, show_watch, unwatch
+from handlers.watches import WATCH_COMMANDS, is_watch_id, show_watch, watch_command
 
 LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
 SUBCOMMANDS = (
@@ -145,15 +145,8 @@ def handle_gpu(
         _reserve_or_quote(services, ack, context, client, sub, rest)
     elif sub == "status":
         after_ack(ack, context, _status, services, rest.strip())
-    elif sub == "watch":
-        handle_watch(services, ack, context, rest)
-    elif sub == "watches":
-        after_ack(ack, context, list_watches, services)
-    elif sub == "unwatch":
-        if not is_watch_id(rest):
-            ack(text="Which watch? `/gpu unwatch W3` (`/gpu watches` lists yours).")
-            return
-        after_ack(ack, context, unwatch, services, rest.strip())
+    elif sub in WATCH_COMMANDS:
+        watch_command(services, ack, context, sub, rest)
     elif sub == "list":
         which = list_args(rest)
         if which is None:

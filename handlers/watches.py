@@ -24,6 +24,21 @@ def register(app: App, services: Services) -> None:
         after_ack(ack, context, stop_from_button, services, client)
 
 
+WATCH_COMMANDS = ("watch", "watches", "unwatch")
+
+
+def watch_command(services: Services, ack: Ack, context: BoltContext, sub: str, rest: str) -> None:
+    """`/gpu watch …`, `/gpu watches`, `/gpu unwatch W3`."""
+    if sub == "watch":
+        handle_watch(services, ack, context, rest)
+    elif sub == "watches":
+        after_ack(ack, context, list_watches, services)
+    elif not is_watch_id(rest):
+        ack(text="Which watch? `/gpu unwatch W3` (`/gpu watches` lists yours).")
+    else:
+        after_ack(ack, context, unwatch, services, rest.strip())
+
+
 def handle_watch(services: Services, ack: Ack, context: BoltContext, rest: str) -> None:
     """Checked before the ack (pure); stored in it, so the ack names the watch."""
     user = conversation(context).interaction.user
