@@ -99,7 +99,9 @@ class BlockOfferings:
         start: datetime,
         end: datetime,
     ) -> BlockOffer | None:
-        if not self._m.conditions.available(instance_type, start, end, count):
+        if not self._m.conditions.available(
+            instance_type, start, end, count, region, self._m.clock.now()
+        ):
             return None
         spec = self._m.world.spec(instance_type)
         price = spec.price(CAPACITY_BLOCK, region) if spec else None

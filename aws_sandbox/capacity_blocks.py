@@ -66,7 +66,7 @@ class CapacityBlocks:
         offer = self._offer_from_id(str(params["CapacityBlockOfferingId"]), region)
         now = self._m.clock.now()
         if now > offer.start or not self._m.conditions.available(
-            offer.instance_type, offer.start, offer.end, offer.count
+            offer.instance_type, offer.start, offer.end, offer.count, region, now
         ):
             # EC2's capacity error is a server error (HTTP 500); nothing was bought.
             raise SandboxError(

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from aws_sandbox.market_moves import MarketMoves
+
 
 class PurchaseFailure(StrEnum):
     """Ways a purchase call can be made to fail (after its dry run, except access)."""
@@ -75,6 +77,7 @@ class MarketConditions:
         # Offerings as AWS may send them (their fields are optional in the models):
         self.fee_currency = "USD"  # the CurrencyCode every fee is quoted in
         self._fees_left_out: set[str] = set()  # operations whose offerings carry no UpfrontFee
+        self.moves = MarketMoves()  # others buying and releasing; `market take/release`
         self._lock = threading.Lock()
 
     def sell_out(self, start: datetime, end: datetime, instance_type: str | None = None) -> None:
@@ -154,12 +157,27 @@ class MarketConditions:
                 return None
             return self._purchase_failures.pop(0)
 
-    def available(self, instance_type: str, start: datetime, end: datetime, count: int) -> bool:
+    def available(
+        self,
+        instance_type: str,
+        start: datetime,
+        end: datetime,
+        count: int,
+        region: str | None = None,
+        now: datetime | None = None,
+    ) -> bool:
+        """Whether an offering can be had; with `region` and `now`, as the market's
+        moves say (see market_moves.py): released beats a take, churn and a sell-out."""
+        opened = self.moves.open(instance_type, region, start, end, now)
+        if opened is False:
+            return False
         key = _key(instance_type)
         with self._lock:
             caps = [cap for k, cap in self._caps.items() if k in (None, key)]
             if caps and count > min(caps):
                 return False
+            if opened:
+                return True
             return not any(
                 s.instance_type in (None, key) and s.start < end and start < s.end
                 for s in self._sold_out

@@ -86,7 +86,8 @@ class PlanOfferings:
             end = parts[-1].end
             if latest_end is not None and end > latest_end:
                 break
-            if not self._m.conditions.available(instance_type, start, end, count):
+            now = self._m.clock.now()
+            if not self._m.conditions.available(instance_type, start, end, count, region, now):
                 continue
             # The parts are consecutive, so the plan's fee covers start to end.
             fee = upfront_fee(usd * self._m.conditions.price_factor, start, end, count)

@@ -54,7 +54,7 @@ class TrainingPlans:
             raise _not_found(f"Training plan offering {offering_id} does not exist.")
         now = self._m.clock.now()
         if now > offer.start or not self._m.conditions.available(
-            offer.instance_type, offer.start, offer.end, offer.count
+            offer.instance_type, offer.start, offer.end, offer.count, region, now
         ):
             raise _not_found(f"Training plan offering {offering_id} is no longer available.")
         clears_at, fails = self._m.payment_outcome(now)

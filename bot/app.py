@@ -24,6 +24,7 @@ from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
+from bot.adapters.aws.watch_search import AwsOfferingSearch
 from bot.adapters.calls import set_call_observer
 from bot.adapters.charts.png import charts_installed, render_png_apart
 from bot.adapters.clock import SystemClock
@@ -35,6 +36,7 @@ from bot.adapters.slack.notifier import SlackNotifier
 from bot.adapters.slack.poster import SlackPoster, once_only_client
 from bot.adapters.store import RedisStore, open_store
 from bot.adapters.store.deployments import RedisDeployments
+from bot.adapters.store.watches import RedisWatches
 from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
@@ -74,6 +76,8 @@ from bot.services.requests import RequestService
 from bot.services.spend_summary import SpendSummary
 from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
+from bot.services.watch_rounds import WatchRounds
+from bot.services.watching import WatchService
 from handlers import register
 
 log = logging.getLogger(__name__)
@@ -93,6 +97,7 @@ class Wiring(Services):
     slack: WebClient
     notifier: Notifier
     accounts: AccountClients
+    watch_search: AwsOfferingSearch  # counts the rounds' AWS calls
 
 
 def build_services(
@@ -207,6 +212,10 @@ def build_services(
     deploys.register(jobs)
     summary = SpendSummary(ledger, store, once, clock, approval_channel, deploys.of_request)
     summary.register(jobs)
+    approvals = ApprovalService(changes, directory, clock)
+    watches = WatchService(RedisWatches(store), quotes, catalog, clock, approvals.is_approver)
+    search = AwsOfferingSearch(accounts.clients)
+    WatchRounds(watches, search, changes, requests, once, clock, limits).register(jobs)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -216,7 +225,7 @@ def build_services(
         queries=RequestQueries(store),
         requests=requests,
         submissions=submissions,
-        approvals=ApprovalService(changes, directory, clock),
+        approvals=approvals,
         changes=changes,
         purchases=purchases,
         notifications=notifications,
@@ -229,9 +238,11 @@ def build_services(
         spend_summary=summary,
         after_ack=after_ack,
         metrics=metrics,
+        watches=watches,
         slack=slack,
         notifier=notifier,
         accounts=accounts,
+        watch_search=search,
     )
 
 

@@ -14,6 +14,7 @@ from handlers import (
     middleware,
     purchases,
     views,
+    watches,
 )
 
 
@@ -26,3 +27,4 @@ def register(app: App, services: Services) -> None:
     deploys.register(app, services)
     views.register(app, services)
     home.register(app, services)
+    watches.register(app, services)

@@ -35,6 +35,7 @@ from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
 from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_deployment
 from handlers.spend import show_spend, spend_args
+from handlers.watches import WATCH_COMMANDS, is_watch_id, show_watch, watch_command
 
 LIST_USAGE = "`/gpu list [PAGE]` (your requests), `/gpu list waiting [PAGE]` (approvers)"
 SUBCOMMANDS = (
@@ -47,6 +48,9 @@ SUBCOMMANDS = (
     "deploy",
     "cleanup",
     "mig",
+    "watch",
+    "watches",
+    "unwatch",
     "help",
 )
 MIG_USAGE = (
@@ -141,6 +145,8 @@ def handle_gpu(
         _reserve_or_quote(services, ack, context, client, sub, rest)
     elif sub == "status":
         after_ack(ack, context, _status, services, rest.strip())
+    elif sub in WATCH_COMMANDS:
+        watch_command(services, ack, context, sub, rest)
     elif sub == "list":
         which = list_args(rest)
         if which is None:
@@ -274,6 +280,9 @@ def _mig_plan(services: Services, instance_type: str, models: list[str]) -> dict
 def _status(talk: Conversation, services: Services, request_id: str) -> None:
     if is_deployment_id(request_id):
         show_deployment(talk, services, request_id)
+        return
+    if is_watch_id(request_id):
+        show_watch(talk, services, request_id)
         return
     if request_id:
         record = services.queries.get(request_id)

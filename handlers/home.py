@@ -8,6 +8,7 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.blocks.home import home_view
+from bot.blocks.watches import home_watch_blocks
 from bot.services.actor import Actor
 from bot.services.container import Services
 from handlers.context import INTERACTION
@@ -39,4 +40,7 @@ def publish_home(services: Services, client: WebClient, actor: Actor) -> None:
         endpoints=services.deploys.standing_of(mine),
         extensions=extensions,
     )
+    live = services.watches.live_of(user)
+    if live:
+        view["blocks"] = [*view["blocks"], *home_watch_blocks(live)][:100]
     client.views_publish(user_id=user, view=view)

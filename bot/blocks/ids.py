@@ -20,6 +20,7 @@ class ActionId(StrEnum):
     PURCHASE_MARK_FAILED = "gpu_purchase_mark_failed"
     DEPLOY_OPEN = "gpu_deploy_open"  # open the deploy form for an active plan
     DEPLOY_CLEANUP = "gpu_deploy_cleanup"  # delete a deployment's endpoint
+    WATCH_STOP = "gpu_watch_stop"  # stop a watch for capacity
 
 
 class CallbackId(StrEnum):

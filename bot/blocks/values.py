@@ -14,6 +14,7 @@ from typing import ClassVar, Self, TypeVar
 
 REQUEST_ID = re.compile(r"R[0-9]{1,12}")
 DEPLOYMENT_ID = re.compile(r"D[0-9]{1,12}")
+WATCH_ID = re.compile(r"W[0-9]{1,12}")
 COUNT = re.compile(r"[0-9]{1,6}")  # ASCII digits only: str.isdigit() also takes "²"
 MOST_HOURS = 182 * 24  # the longest an extension of a reservation can add
 MOST_EXTENSIONS = 9999
@@ -119,3 +120,20 @@ class ExtensionRef(ButtonValue):
     @classmethod
     def parse(cls, text: str) -> Self:
         return cls(*_request_and_count(cls, text, MOST_EXTENSIONS))
+
+
+@dataclass(frozen=True)
+class WatchRef(ButtonValue):
+    """Stop on a watch (App Home, `/gpu watches`)."""
+
+    expected: ClassVar[str] = "a watch id such as W3"
+    watch_id: str
+
+    def __str__(self) -> str:
+        return self.watch_id
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        if not WATCH_ID.fullmatch(text):
+            raise cls.malformed(text)
+        return cls(text)

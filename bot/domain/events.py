@@ -37,6 +37,12 @@ class QuoteFailed(Event):
 
 
 @dataclass(frozen=True)
+class FoundByWatch(Event):
+    """A watch found its offering: the request is made quoted, that offering pinned
+    (the watch's message shows it)."""
+
+
+@dataclass(frozen=True)
 class Submitted(Event):
     """Put to the approvers, with a deadline."""
 

@@ -24,6 +24,7 @@ from bot.services.requests import RequestService
 from bot.services.spend_summary import SpendSummary
 from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
+from bot.services.watching import WatchService
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Services:
     spend_summary: SpendSummary
     after_ack: AfterAck
     metrics: Metrics
+    watches: WatchService
 
     def close(self) -> None:
         self.after_ack.shutdown(wait=True)

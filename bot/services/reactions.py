@@ -188,6 +188,7 @@ QUIET: frozenset[type[Event]] = frozenset(
     {
         on.Quoted,
         on.QuoteFailed,
+        on.FoundByWatch,
         on.PurchaseStarted,
         on.PurchaseRetrying,
         on.ExtensionCardPosted,

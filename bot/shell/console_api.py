@@ -19,7 +19,9 @@ from typing import Any
 
 from slack_bolt import App, BoltRequest
 
+from aws_sandbox import SandboxMarket
 from aws_sandbox.redis_store import StoredClock
+from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.slack.local_api import Call, LocalSlackApi
 from bot.adapters.store import open_store
 from bot.app import DEFAULT_APPROVAL_CHANNEL, Wiring, build_app, build_services
@@ -133,6 +135,11 @@ class ConsoleSlack:
 
     def advance(self, delta: timedelta) -> datetime:
         return self.clock.advance(delta)
+
+    def sandbox_market(self) -> SandboxMarket | None:
+        """The default account's simulated market (None when AWS is live)."""
+        accounts = self.services.accounts
+        return accounts.market() if isinstance(accounts, SandboxAccounts) else None
 
     def run_due_jobs(self) -> int:
         """Run every job due at the current time (timeouts); how many ran."""

@@ -12,6 +12,7 @@ from bot.blocks.text import when
 from bot.config import parse_config_duration
 from bot.shell import payloads
 from bot.shell.console_api import COMMAND_CHANNEL, Ack, ConsoleSlack
+from bot.shell.market import market_command
 from bot.shell.people import DEFAULT_APPROVERS, YOU, People, Person
 from bot.shell.questions import FORM_HELP, Values, confirmed, fill_in
 from bot.shell.screen import Audience, OpenedModal, Pressable, ResponseTarget, Screen, Unpressable
@@ -28,6 +29,7 @@ Shell commands:
   home             open App Home as the current user
   whoami           who you are acting as
   clock [+2h]      show the sandbox time, or move it forward (s, m, h, d, w) and run due jobs
+  market …         move the sandbox market: release, take or churn (`market` says how)
   worker           run the jobs due now
   help             this text
   quit             leave (also exit, or Ctrl-D)
@@ -52,6 +54,7 @@ class Session:
             "home": self.home,
             "clock": self.clock,
             "worker": self.worker,
+            "market": self.market,
             "help": self.help,
         }
 
@@ -100,6 +103,8 @@ class Session:
             return bool(rest) and " " not in rest and self.people.knows(rest)
         if word == "clock":
             return not rest or rest.startswith("+")
+        if word == "market":
+            return rest.split(" ", 1)[0] in ("release", "take", "churn")
         return word in ("quit", "exit", "whoami", "home", "worker", "help") and not rest
 
     # --- commands ---------------------------------------------------------------------
@@ -177,6 +182,9 @@ class Session:
             return
         self.term.write(f"Sandbox time is now {when(self.slack.advance(delta))}.")
         self.worker()
+
+    def market(self, words: str) -> None:
+        self.term.write(market_command(self.slack.sandbox_market(), words, self.slack.clock.now()))
 
     def worker(self, _: str = "") -> None:
         ran = self.slack.run_due_jobs()

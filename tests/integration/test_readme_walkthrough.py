@@ -32,3 +32,27 @@ def test_the_deploy_walkthrough_works_as_written_whatever_the_date(tmp_path: Pat
     assert "is cleaned up" in final
     assert "Endpoint configuration `gpu-r1-ep1`: deleted" in final
     assert "Traceback" not in out and "is a command, not an answer" not in out
+
+
+def watch_story() -> str:
+    block = README.split("<!-- watch-story:start -->", 1)[1].split("<!-- watch-story:end -->")[0]
+    (script,) = re.findall(r"```\n(.*?)```", block, re.S)
+    return str(script)
+
+
+def test_the_watch_story_works_as_written_whatever_the_date(tmp_path: Path) -> None:
+    script = watch_story()
+    assert "from tomorrow" in script and not re.search(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}", script)
+    out = run_shell(script, tmp_path)
+    watching, rest = out.split("you> /gpu status W1", 1)
+    assert ":eyes: Watching W1: a capacity block for 8x p5.48xlarge" in watching
+    before_release, after_release = rest.split("you> market release", 1)
+    assert "Nothing offered for it yet" in before_release
+    assert "found it" not in before_release
+    assert ":dart: *Watch W1 found it:* capacity-block 8x `p5.48xlarge`" in after_release
+    assert "[1] Submit for approval…" in after_release
+    assert "Submitted R1" in after_release
+    assert ":white_check_mark: *Approved* · approved by @alice" in after_release
+    final = after_release.split("you> /gpu status W1", 1)[1]
+    assert "1 match sent" in final and "match sent · capacity-block" in final
+    assert "Traceback" not in out and "is a command, not an answer" not in out

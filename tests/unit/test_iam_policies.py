@@ -30,6 +30,7 @@ POLICY_OF = {
     "hourly_prices.py": "quote",
     "capacity_block_offerings.py": "quote",
     "training_plan_offerings.py": "quote",
+    "watch_search.py": "quote",  # the same two searches as the quote
     "purchasing.py": "purchase",
     "aftercare.py": "purchase",
     "accounts.py": "purchase",

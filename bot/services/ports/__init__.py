@@ -24,6 +24,7 @@ from bot.services.ports.metrics import Metrics, NoMetrics, StoreCounts
 from bot.services.ports.people import GroupDirectory, Notifier
 from bot.services.ports.purchasing import Order, PurchaseError, PurchaseProblem, Purchaser
 from bot.services.ports.store import Cache, Deliveries, Requests, Store, VersionConflict
+from bot.services.ports.watches import OfferingSearch, SearchRefused, SearchThrottled, WatchStore
 
 __all__ = [
     "Cache",
@@ -53,6 +54,7 @@ __all__ = [
     "Metrics",
     "NoMetrics",
     "Notifier",
+    "OfferingSearch",
     "Order",
     "Poster",
     "PriceCache",
@@ -63,8 +65,11 @@ __all__ = [
     "Refused",
     "Requests",
     "Resource",
+    "SearchRefused",
+    "SearchThrottled",
     "Store",
     "StoreCounts",
     "Uncertain",
     "VersionConflict",
+    "WatchStore",
 ]
