@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from slack_bolt import App, BoltRequest, BoltResponse
@@ -20,9 +18,9 @@ from slack_bolt.middleware import Middleware
 from slack_sdk import WebClient
 
 from bot.adapters.aws.accounts import AccountClients, SandboxAccounts, live_accounts
+from bot.adapters.aws.accounts_market import AccountsMarket
 from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.hosting import AwsHosting
-from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.aws.watch_search import AwsOfferingSearch
 from bot.adapters.calls import set_call_observer
@@ -41,9 +39,7 @@ from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
-from bot.domain.market import MarketSnapshot
 from bot.domain.records import DEFAULT_ACCOUNT
-from bot.domain.request import CapacityRequest
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
@@ -115,57 +111,124 @@ def build_services(
     """`accounts`: the AWS clients of each account and region (default: live or sandbox
     by settings), shared by every flow so that what one buys, the others see.
     `chart_renderer` draws the cost chart (default: in a child process, so no bot process
-    ever imports matplotlib; None, or matplotlib not installed: no chart)."""
+    ever imports matplotlib; None, or matplotlib not installed: no chart).
+
+    In three steps: the adapters, the request's flow up to the purchase, and what follows
+    it (reminders, extensions, deployments, spend, watches)."""
+    base = _adapters(settings, clock, store, accounts, slack, chart_renderer)
+    if market is None:
+        market = AccountsMarket(
+            base.accounts,
+            base.catalog,
+            base.store,
+            settings.price_cache_ttl,
+            settings.aws_region,
+        )
+    notifier = notifier or SlackNotifier(base.slack, base.limits)
+    flow = _request_flow(settings, base, market, notifier)
+    purchaser = purchaser or AwsPurchaser(base.accounts, base.catalog, base.clock)
+    return _after_the_purchase(settings, base, flow, purchaser, notifier)
+
+
+@dataclass
+class _Adapters:
+    """What every flow shares: the clock, the store, AWS, Slack, the once-only poster."""
+
+    clock: Clock
+    catalog: Catalog
+    store: RedisStore
+    metrics: PrometheusMetrics
+    accounts: AccountClients
+    slack: WebClient
+    limits: SpendingPolicy
+    after_ack: AfterAck
+    once: OnceOnly
+    approval_channel: str
+    chart_renderer: ChartRenderer | None
+
+
+def _adapters(
+    settings: Settings,
+    clock: Clock | None,
+    store: RedisStore | None,
+    accounts: AccountClients | None,
+    slack: WebClient | None,
+    chart_renderer: ChartRenderer | None,
+) -> _Adapters:
     clock = clock or SystemClock()
-    catalog = default_catalog()
     store = store or open_store(settings.redis_url, settings.namespace)
     metrics = PrometheusMetrics()
     set_call_observer(metrics.external_call)
-    if accounts is None:
-        accounts = make_accounts(settings, clock, store)
-    if market is None:
-        market = AccountsMarket(accounts, catalog, store, settings)
-    purchaser = purchaser or AwsPurchaser(accounts, catalog, clock)
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     slack = slack or make_web_client(token, settings.slack_api_url)
-    limits = SpendingPolicy(settings.second_approval_usd, settings.max_request_usd)
-    notifier = notifier or SlackNotifier(slack, limits)
-    quotes = QuoteService(
-        market, catalog, clock, settings.aws_region, accounts=account_names(settings), limits=limits
-    )
-    directory = ApproverDirectory(
-        settings.approvers,
-        settings.approver_group,
-        SlackGroupDirectory(slack),
-        cache=store,
-    )
-    submissions = SubmissionRules(limits, clock, settings.approval_timeout)
-    after_ack = AfterAck(on_depth=metrics.after_ack_depth)
-    # New requests and quotes asked for are stored by one thread, many per round trip.
-    intake = after_ack.lane(store.schedule_once, "intake", linger=INTAKE_LINGER)
-    approval_channel = settings.approval_channel or DEFAULT_APPROVAL_CHANNEL
     timeout = max(1, round(settings.slack_timeout.total_seconds()))
     poster = SlackPoster(once_only_client(token, str(slack.base_url), timeout))
-    once = OnceOnly(store, poster, clock, settle=settings.delivery_settle, files=poster)
     if chart_renderer is render_png_apart and not charts_installed():
         log.warning("cost charts are off: matplotlib is not installed (gpu-bot[charts])")
         chart_renderer = None
+    return _Adapters(
+        clock=clock,
+        catalog=default_catalog(),
+        store=store,
+        metrics=metrics,
+        accounts=accounts or make_accounts(settings, clock, store),
+        slack=slack,
+        limits=SpendingPolicy(settings.second_approval_usd, settings.max_request_usd),
+        after_ack=AfterAck(on_depth=metrics.after_ack_depth),
+        once=OnceOnly(store, poster, clock, settle=settings.delivery_settle, files=poster),
+        approval_channel=settings.approval_channel or DEFAULT_APPROVAL_CHANNEL,
+        chart_renderer=chart_renderer,
+    )
+
+
+@dataclass
+class _RequestFlow:
+    """From `/gpu reserve` to the decision: quotes, requests, the card, the approvers."""
+
+    quotes: QuoteService
+    changes: RequestChanges
+    ledger: SpendLedger
+    requests: RequestService
+    submissions: SubmissionRules
+    notifications: NotificationService
+    approvals: ApprovalService
+    jobs: JobRegistry
+
+
+def _request_flow(
+    settings: Settings, base: _Adapters, market: MarketData, notifier: Notifier
+) -> _RequestFlow:
+    clock, store = base.clock, base.store
+    quotes = QuoteService(
+        market,
+        base.catalog,
+        clock,
+        settings.aws_region,
+        accounts=account_names(settings),
+        limits=base.limits,
+    )
+    groups = SlackGroupDirectory(base.slack)
+    directory = ApproverDirectory(settings.approvers, settings.approver_group, groups, cache=store)
+    submissions = SubmissionRules(base.limits, clock, settings.approval_timeout)
+    # New requests and quotes asked for are stored by one thread, many per round trip.
+    intake = base.after_ack.lane(store.schedule_once, "intake", linger=INTAKE_LINGER)
     reactions = Reactions(
         clock.now,
         before_start=settings.remind_before_start,
         before_end=settings.remind_before_expiry,
-        charts=chart_renderer is not None,
-        metrics=metrics,
-        already_sent=once.begun,
+        charts=base.chart_renderer is not None,
+        metrics=base.metrics,
+        already_sent=base.once.begun,
     )
     changes = RequestChanges(store, reactions, clock.now)
-    groups = SlackGroupDirectory(slack)
     ledger = SpendLedger(
         store, settings.teams, settings.budgets, settings.over_budget, groups=groups
     )
-    requests = RequestService(changes, submissions, clock, limits, intake, ledger)
+    requests = RequestService(changes, submissions, clock, base.limits, intake, ledger)
     quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger)
-    notifications = NotificationService(changes, once, clock, approval_channel, chart_renderer)
+    notifications = NotificationService(
+        changes, base.once, clock, base.approval_channel, base.chart_renderer
+    )
     jobs = JobRegistry()
     notifications.register(jobs)
     jobs.register(OPEN, requests.create_draft)
@@ -173,75 +236,113 @@ def build_services(
     jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
-    aftercare = AwsAftercare(accounts, catalog, clock)
+    approvals = ApprovalService(changes, directory, clock)
+    return _RequestFlow(
+        quotes, changes, ledger, requests, submissions, notifications, approvals, jobs
+    )
+
+
+@dataclass
+class _Tracking:
+    """What follows the purchase of a request: tracking, reminders, extensions, endpoints."""
+
+    purchases: PurchaseService
+    reminders: ReminderService
+    extensions: ExtensionService
+    deploys: DeployService
+
+
+def _tracking(
+    settings: Settings, base: _Adapters, flow: _RequestFlow, purchaser: Purchaser
+) -> _Tracking:
+    clock, jobs, changes, once = base.clock, flow.jobs, flow.changes, base.once
+    aftercare = AwsAftercare(base.accounts, base.catalog, clock)
     reminders = ReminderService(
         changes,
         once,
         clock,
         before_start=settings.remind_before_start,
         before_end=settings.remind_before_expiry,
-        approval_channel=approval_channel,
+        approval_channel=base.approval_channel,
         extensions=aftercare,
         leftovers=aftercare,
     )
     reminders.register(jobs)
-    extensions = ExtensionService(changes, aftercare, once, clock, approval_channel, limits, ledger)
+    extensions = ExtensionService(
+        changes, aftercare, once, clock, base.approval_channel, base.limits, flow.ledger
+    )
     extensions.register(jobs)
     purchases = PurchaseService(
         changes,
         purchaser,
-        quotes,
+        flow.quotes,
         clock,
         settings.namespace,
         settings.default_account,
-        block_regions=(settings.aws_region, *catalog.capacity_block_regions()),
+        block_regions=(settings.aws_region, *base.catalog.capacity_block_regions()),
     )
     jobs.register(PURCHASE, lambda job: purchases.run_purchase(job.request))
     jobs.register(TRACK, lambda job: purchases.run_track(job.request))
     deploys = DeployService(
         changes,
-        RedisDeployments(store),
-        AwsHosting(accounts),
+        RedisDeployments(base.store),
+        AwsHosting(base.accounts),
         once,
-        catalog,
+        base.catalog,
         clock,
         settings.namespace,
-        approval_channel=approval_channel,
+        approval_channel=base.approval_channel,
         warn_before_end=settings.remind_before_expiry,
     )
     deploys.register(jobs)
-    summary = SpendSummary(ledger, store, once, clock, approval_channel, deploys.of_request)
+    return _Tracking(purchases, reminders, extensions, deploys)
+
+
+def _after_the_purchase(
+    settings: Settings,
+    base: _Adapters,
+    flow: _RequestFlow,
+    purchaser: Purchaser,
+    notifier: Notifier,
+) -> Wiring:
+    clock, store, jobs, once = base.clock, base.store, flow.jobs, base.once
+    after = _tracking(settings, base, flow, purchaser)
+    summary = SpendSummary(
+        flow.ledger, store, once, clock, base.approval_channel, after.deploys.of_request
+    )
     summary.register(jobs)
-    approvals = ApprovalService(changes, directory, clock)
-    watches = WatchService(RedisWatches(store), quotes, catalog, clock, approvals.is_approver)
-    search = AwsOfferingSearch(accounts.clients)
-    WatchRounds(watches, search, changes, requests, once, clock, limits).register(jobs)
+    watches = WatchService(
+        RedisWatches(store), flow.quotes, base.catalog, clock, flow.approvals.is_approver
+    )
+    search = AwsOfferingSearch(base.accounts.clients)
+    rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
+    rounds.register(jobs)
     return Wiring(
         settings=settings,
         clock=clock,
         store=store,
-        catalog=catalog,
-        quotes=quotes,
+        catalog=base.catalog,
+        quotes=flow.quotes,
         queries=RequestQueries(store),
-        requests=requests,
-        submissions=submissions,
-        approvals=approvals,
-        changes=changes,
-        purchases=purchases,
-        notifications=notifications,
+        requests=flow.requests,
+        submissions=flow.submissions,
+        approvals=flow.approvals,
+        changes=flow.changes,
+        purchases=after.purchases,
+        notifications=flow.notifications,
         replies=Replies(notifier),
         jobs=jobs,
-        reminders=reminders,
-        extensions=extensions,
-        deploys=deploys,
-        spending=ledger,
+        reminders=after.reminders,
+        extensions=after.extensions,
+        deploys=after.deploys,
+        spending=flow.ledger,
         spend_summary=summary,
-        after_ack=after_ack,
-        metrics=metrics,
+        after_ack=base.after_ack,
+        metrics=base.metrics,
         watches=watches,
-        slack=slack,
+        slack=base.slack,
         notifier=notifier,
-        accounts=accounts,
+        accounts=base.accounts,
         watch_search=search,
     )
 
@@ -267,50 +368,6 @@ def make_accounts(settings: Settings, clock: Clock, store: RedisStore) -> Accoun
             settings.accounts, settings.default_account, clock, store.redis, namespace
         )
     return live_accounts(settings.accounts, settings.default_account, clock)
-
-
-class AccountsMarket:
-    """Quotes in the request's account: one market adapter per account."""
-
-    def __init__(
-        self, accounts: AccountClients, catalog: Catalog, store: RedisStore, settings: Settings
-    ) -> None:
-        self._accounts = accounts
-        self._catalog = catalog
-        self._store = store
-        self._ttl = settings.price_cache_ttl
-        self._home = settings.aws_region
-        self._markets: dict[str, AwsMarket] = {}
-        self._lock = threading.Lock()  # one market (and thread pool) per account
-
-    def _market(self, account: str) -> AwsMarket:
-        with self._lock:
-            if account not in self._markets:
-                self._markets[account] = AwsMarket(
-                    lambda region: self._accounts.clients(account, region),
-                    self._catalog,
-                    cache=self._store,
-                    price_ttl=self._ttl,
-                    home_region=self._home,
-                )
-            return self._markets[account]
-
-    def snapshot(self, request: CapacityRequest, now: datetime) -> MarketSnapshot:
-        return self._market(self._accounts.resolve(request.account)).snapshot(request, now)
-
-    def snapshots(self, requests: Sequence[CapacityRequest], now: datetime) -> list[MarketSnapshot]:
-        if not requests:
-            return []
-        account = self._accounts.resolve(requests[0].account)
-        return self._market(account).snapshots(requests, now)
-
-    def regions(self) -> tuple[str, ...]:
-        return self._market(self._accounts.resolve(None)).regions()
-
-    def offered_in(self, instance_type: str, region: str) -> bool | None:
-        # What a region sells is asked in the bot's own account.
-        market = self._market(self._accounts.resolve(None))
-        return market.offered_in(instance_type, region)
 
 
 def build_app(

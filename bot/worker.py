@@ -192,10 +192,7 @@ class Worker:
         falls to `concurrency + batch / 2` the loop claims again, so the threads never
         wait for a claim. Finished jobs are acked together, at least every 50 ms."""
         self._stopping.clear()
-        try:
-            self._seed()  # the monthly spend summary's job (one per month, by its id)
-        except Exception:
-            log.exception("scheduling the monthly spend summary failed")
+        seeded = False  # the monthly spend summary's job (one per month, by its id)
         finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="job")
         heartbeat = threading.Thread(target=self._heartbeat, name="job-heartbeat", daemon=True)
@@ -208,6 +205,9 @@ class Worker:
         try:
             while not stop.is_set():
                 try:
+                    if not seeded:  # in the loop: a store down at start is waited out
+                        self._seed()
+                        seeded = True
                     self._room.clear()
                     done += _take_all(finished)
                     with self._held_lock:
