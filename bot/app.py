@@ -24,6 +24,7 @@ from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.purchasing import AwsPurchaser
+from bot.adapters.aws.usage import AwsUsage
 from bot.adapters.aws.watch_search import AwsOfferingSearch
 from bot.adapters.calls import set_call_observer
 from bot.adapters.charts.png import charts_installed, render_png_apart
@@ -76,6 +77,7 @@ from bot.services.requests import RequestService
 from bot.services.spend_summary import SpendSummary
 from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
+from bot.services.usage import UsageService
 from bot.services.watch_rounds import WatchRounds
 from bot.services.watching import WatchService
 from handlers import register
@@ -216,6 +218,17 @@ def build_services(
     watches = WatchService(RedisWatches(store), quotes, catalog, clock, approvals.is_approver)
     search = AwsOfferingSearch(accounts.clients)
     WatchRounds(watches, search, changes, requests, once, clock, limits).register(jobs)
+    usage = UsageService(
+        changes,
+        AwsUsage(accounts),
+        store,
+        once,
+        catalog,
+        clock,
+        approval_channel=approval_channel,
+        idle_alert=settings.idle_alert,
+    )
+    usage.register(jobs)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -236,6 +249,7 @@ def build_services(
         deploys=deploys,
         spending=ledger,
         spend_summary=summary,
+        usage=usage,
         after_ack=after_ack,
         metrics=metrics,
         watches=watches,
