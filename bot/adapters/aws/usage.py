@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from bot.adapters.aws.accounts import AccountClients
 from bot.adapters.aws.aftercare import REQUEST_TAG
-from bot.services.ports.usage import Measure, Target
+from bot.services.ports import Measure, Target
 
 log = logging.getLogger(__name__)
 RESERVATIONS_PER_CALL = 1000
