@@ -51,10 +51,10 @@ def idle_alert(
     releasable: bool,
 ) -> Message:
     """To the requester: nothing has run for `idle_for` while it bills."""
-    again = " (still)" if step is IdleStep.AGAIN else ""
+    again = " Told again after 12 h idle." if step is IdleStep.AGAIN else ""
     head = (
-        f":zzz: Nothing has run in request {request_id}'s {kind.label}{again} for "
-        f"{human_duration(idle_for)}, and it bills whether instances run or not."
+        f":zzz: Nothing has run in request {request_id}'s {kind.label} for "
+        f"{human_duration(idle_for)}, and it bills whether instances run or not.{again}"
     )
     cost = f"This idle stretch cost {usd(stretch_usd)}; {usd(so_far_usd)} so far in all."
     blocks = [section(head), section(cost)]

@@ -58,14 +58,17 @@ def _hours(since: datetime, until: datetime) -> float:
 
 
 def advance(usage: Usage | None, sample: Sample, window: Window) -> Usage:
-    """`usage` with `sample` folded in. A sample not newer than the last one changes
-    nothing (two workers sampling the same moment count it once)."""
+    """`usage` with `sample` folded in. A sample older than the last one changes nothing,
+    nor does one at the same moment with the same count (two workers sampling at once
+    count it once); one at the same moment with another count replaces the count."""
     if sample.running < 0:
         raise ValueError(f"a running count cannot be negative: {sample.running}")
     first = usage is None or usage.last_sample_at is None
     usage = usage or Usage()
     last = usage.last_sample_at
-    if last is not None and sample.at <= last:
+    if last is not None and (
+        sample.at < last or (sample.at == last and sample.running == usage.running)
+    ):
         return usage
     since = window.start if last is None else max(last, window.start)
     until = min(sample.at, window.end)

@@ -177,6 +177,8 @@ class UsageService:
             new = r.model_copy(update={"usage": usage})
             pct = usage.utilisation_pct
             detail = f"{sample.running} running; {pct:.0f}% used so far" if pct is not None else ""
+            if step is not IdleStep.NONE:
+                detail += f"; idle since {when(usage.idle_since or now)}: {step.name.lower()}"
             return Change(new, event, "sampled", BOT, detail)
 
         saved, _ = self.changes.apply(seen.id, sampled)

@@ -14,6 +14,7 @@ from bot.adapters.aws.aftercare import REQUEST_TAG
 from bot.app import Wiring
 from bot.domain.comparison import OptionKind
 from bot.domain.records import CapacityRecord
+from bot.services.usage import round_job
 
 LAUNCH = re.compile(r"^(\d{1,3})\s+into\s+(R\d+)$", re.IGNORECASE)
 STOP = re.compile(r"^(\d{1,3})\s+in\s+(R\d+)$", re.IGNORECASE)
@@ -35,7 +36,14 @@ class ShellInstances:
         region = res.region if res else record.request.region
         return self.services.accounts.clients(account, region).ec2
 
-    def launch(self, text: str) -> str:
+    def sample_now(self) -> None:
+        self.services.store.schedule(round_job(self.services.clock.now()))
+
+    def launch(self, text: str) -> tuple[str, bool]:
+        said = self._launch(text)
+        return said, said.startswith("Launched")
+
+    def _launch(self, text: str) -> str:
         match = LAUNCH.match(text.strip())
         if match is None or int(match.group(1)) < 1:
             return LAUNCH_USAGE
@@ -62,7 +70,11 @@ class ShellInstances:
         made_here = f"Launched {len(ids)} x {params['InstanceType']} {where}"
         return f"{made_here}, tagged {REQUEST_TAG}={found.id}."
 
-    def stop(self, text: str) -> str:
+    def stop(self, text: str) -> tuple[str, bool]:
+        said = self._stop(text)
+        return said, said.startswith("Stopped")
+
+    def _stop(self, text: str) -> str:
         match = STOP.match(text.strip())
         if match is None or int(match.group(1)) < 1:
             return STOP_USAGE

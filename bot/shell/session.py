@@ -59,8 +59,8 @@ class Session:
             "worker": self.worker,
             "market": self.market,
             "help": self.help,
-            "launch": lambda text: self.term.write(self.instances.launch(text)),
-            "stop": lambda text: self.term.write(self.instances.stop(text)),
+            "launch": lambda text: self._instances(self.instances.launch, text),
+            "stop": lambda text: self._instances(self.instances.stop, text),
         }
         self.instances = ShellInstances(slack.services)
 
@@ -198,6 +198,15 @@ class Session:
         ran = self.slack.run_due_jobs()
         self.term.write(f"{ran} due job{'s' if ran != 1 else ''} ran." if ran else "No jobs due.")
         self._settle(None)
+
+    def _instances(self, change: Callable[[str], tuple[str, bool]], text: str) -> None:
+        """Launch or stop; when something changed, the next sampling round is brought
+        forward to now (as it comes within minutes in Slack), so `clock` shows it."""
+        said, changed = change(text)
+        self.term.write(said)
+        if changed:
+            self.instances.sample_now()
+            self.worker()
 
     def help(self, _: str = "") -> None:
         self.term.write(HELP)

@@ -100,6 +100,10 @@ def test_a_repeated_or_older_sample_counts_once() -> None:
     again = advance(once, Sample(T0 + timedelta(hours=1), 1), window)
     older = advance(once, Sample(T0 + timedelta(minutes=30), 0), window)
     assert again == once == older
+    # The same moment, another count (stopped right after a round): the count is replaced.
+    stopped = advance(once, Sample(T0 + timedelta(hours=1), 0), window)
+    assert stopped.used_instance_hours == once.used_instance_hours
+    assert (stopped.running, stopped.idle_since) == (0, T0 + timedelta(hours=1))
 
 
 def test_negative_counts_are_refused() -> None:
