@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -77,7 +77,7 @@ class AwsUsage:
         by_id = {t.id: t for t in chunk}
         try:
             listed = self._pages(
-                ec2.describe_capacity_reservations,
+                lambda params: ec2.describe_capacity_reservations(**params),
                 "CapacityReservations",
                 CapacityReservationIds=list(by_id),  # at most 1000: one page
             )
@@ -101,7 +101,7 @@ class AwsUsage:
     def _plans(self, sagemaker: Any, group: list[Target]) -> dict[Target, int]:
         by_arn = {t.id: t for t in group}
         listed = self._pages(
-            sagemaker.list_training_plans,
+            lambda params: sagemaker.list_training_plans(**params),
             "TrainingPlanSummaries",
             Filters=[{"Name": "Status", "Value": "Active"}],
             MaxResults=PLANS_PER_PAGE,
@@ -116,7 +116,7 @@ class AwsUsage:
     def _tagged(self, ec2: Any, chunk: Sequence[Target]) -> dict[Target, int]:
         by_request = {t.id: t for t in chunk}
         listed = self._pages(
-            ec2.describe_instances,
+            lambda params: ec2.describe_instances(**params),
             "Reservations",
             Filters=[
                 {"Name": f"tag:{REQUEST_TAG}", "Values": list(by_request)},
@@ -134,10 +134,10 @@ class AwsUsage:
         return out
 
     @staticmethod
-    def _pages(call: Any, member: str, **params: Any) -> list[Any]:
+    def _pages(call: Callable[[dict[str, Any]], Any], member: str, **params: Any) -> list[Any]:
         items: list[Any] = []
         while True:
-            page = call(**params)
+            page = call(params)
             items += page.get(member, [])
             token = page.get("NextToken")
             if not token:
