@@ -181,6 +181,8 @@ class UsageService:
                 detail += f"; idle since {when(usage.idle_since or now)}: {step.name.lower()}"
             return Change(new, event, "sampled", BOT, detail)
 
+        if sampled(seen) is None:
+            return seen  # nothing to write on what was just read: no second read
         saved, _ = self.changes.apply(seen.id, sampled)
         return saved
 
