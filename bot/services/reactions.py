@@ -171,7 +171,7 @@ def report_when_ended(
     res = new.reservation
     if not ended or res is None or res.kind not in BILLS_WHEN_IDLE:
         return Jobs()
-    return _schedule(report_job(new.id, now))
+    return _schedule(report_job(new.id, max(now, res.end)))
 
 
 def tell_idle(event: Event, old: CapacityRecord | None, new: CapacityRecord, now: datetime) -> Jobs:

@@ -52,6 +52,7 @@ SAMPLE_EVERY = timedelta(minutes=5)
 SAMPLES_KEPT = 288  # a day of five-minute samples per request
 WRITE_EVERY = timedelta(hours=1)  # the record's usage is at most this old while it runs
 LIVE = frozenset({State.ACTIVE, State.EXPIRING})
+REPORT_AFTER = timedelta(minutes=2)
 
 
 class _Payload(BaseModel):
@@ -84,8 +85,10 @@ def idle_alert_job(request_id: str, step: IdleStep, stretch: datetime, due: date
     return IDLE_ALERT.job(key, due, IdleAlertJob(request=request_id, step=step, stretch=stretch))
 
 
-def report_job(request_id: str, due: datetime) -> Job:
-    return REPORT.job(request_id, due, RequestJob(request=request_id))
+def report_job(request_id: str, ended: datetime) -> Job:
+    """The report card, a little after the end (`ended`): the cleanup prompt's first
+    look, due at the end, goes first (both are DMs, paced a second apart)."""
+    return REPORT.job(request_id, ended + REPORT_AFTER, RequestJob(request=request_id))
 
 
 def target_of(record: CapacityRecord) -> Target:

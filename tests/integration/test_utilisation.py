@@ -52,7 +52,7 @@ def stop(bot: BotUnderTest, ids: list[str]) -> None:
 
 
 def idle_alerts(bot: BotUnderTest, channel: str = DM) -> list[str]:
-    return [t for t in texts(bot, channel) if "has been idle" in t]
+    return [t for t in texts(bot, channel, everything=True) if "has been idle" in t]
 
 
 def posted(bot: BotUnderTest, key: str) -> list[Any]:
@@ -90,13 +90,13 @@ def test_a_block_sampled_through_its_life_gets_its_report_card(make_bot) -> None
     # The rule by hand: 0 for 5 min, 2 for 65 min, 1 for the rest of the 24 h.
     assert usage.used_instance_hours == 2 * 65 / 60
     move(bot, "R1", State.EXPIRED)
-    at(bot, res.end)
+    at(bot, res.end + 3 * MIN)  # the report card, after the cleanup prompt's first look
     final = bot.record("R1").usage
     assert final is not None
     used = 2 * 65 / 60 + (24 * 60 - 70) / 60
     assert abs(final.used_instance_hours - used) < 1e-9
     assert abs(final.billed_instance_hours - 48.0) < 1e-9
-    (report,) = [t for t in texts(bot) if t.startswith("Request R1: ")]
+    (report,) = [t for t in texts(bot, everything=True) if t.startswith("Request R1: ")]
     price = bot.services.usage.on_demand_hourly(bot.record("R1"))
     assert price is not None and res.fee_usd is not None
     on_demand = round(used * price, 2)
@@ -227,7 +227,7 @@ def test_release_it_cancels_an_idle_odcr_through_the_cleanup_rules(make_bot) -> 
     assert record.reservation is not None and record.reservation.end == start + 2 * H
     actors = {e.action: e.actor for e in bot.services.store.audit("R1")}
     assert actors["released"] == REQUESTER
-    report = [t for t in texts(bot) if t.startswith("Request R1: ")]
+    report = [t for t in texts(bot, everything=True) if t.startswith("Request R1: ")]
     assert report == ["Request R1: On-Demand would have been $" + report[0].split("$", 1)[1]]
 
 
