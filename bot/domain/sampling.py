@@ -102,6 +102,17 @@ def until_end(usage: Usage | None, window: Window) -> Usage:
     )
 
 
+def so_far(usage: Usage | None, window: Window, now: datetime) -> Usage | None:
+    """The usage up to `now`: the last count held since the last sample (the record is
+    written when the count changes, so this is what the samples since would add)."""
+    if usage is None or usage.last_sample_at is None or now <= usage.last_sample_at:
+        return usage
+    held = advance(usage, Sample(min(now, window.end), usage.running), window)
+    return held.model_copy(
+        update={"idle_since": usage.idle_since, "idle_alerts": usage.idle_alerts}
+    )
+
+
 # --- idle alerts ----------------------------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ One round job samples every live request at once (`usage-round:all`): the meter 
 what runs in all of them in batched calls, each request's sample goes on its capped list
 in Redis in one round trip, and the record's `usage` is folded forward by compare-and-set
 (bot.domain.sampling). The record is written only when something changed that matters
-(the count, an idle step due) or an hour after its last write: between two writes the
+(the count, an idle step due) or six hours after its last write: between two writes the
 count did not change, so folding the newer sample later gives the same hours.
 
 An idle step due is decided in the same compare-and-set that records it (`idle_alerts`),
@@ -50,7 +50,9 @@ from bot.services.ports.usage import Measure, Target, UsageMeter, UsageSamples
 log = logging.getLogger(__name__)
 SAMPLE_EVERY = timedelta(minutes=5)
 SAMPLES_KEPT = 288  # a day of five-minute samples per request
-WRITE_EVERY = timedelta(hours=1)  # the record's usage is at most this old while it runs
+# The record's usage is at most this old while it runs (App Home folds it to now): a
+# long reservation adds a few lines to its audit trail a day, not one per round.
+WRITE_EVERY = timedelta(hours=6)
 LIVE = frozenset({State.ACTIVE, State.EXPIRING})
 REPORT_AFTER = timedelta(minutes=2)
 

@@ -19,6 +19,7 @@ from bot.domain.sampling import (
     alert_due,
     idle_step,
     report_card,
+    so_far,
     until_end,
 )
 from bot.domain.utilisation import Usage
@@ -158,3 +159,14 @@ def test_an_odcr_costs_its_billed_hours_at_the_on_demand_rate() -> None:
     card = report_card(record.model_copy(update={"usage": usage}), 10.0)
     assert card is not None
     assert (card.paid_usd, card.on_demand_usd, card.saved_usd) == (40.0, 10.0, -30.0)
+
+
+def test_so_far_holds_the_last_count_to_now_without_a_new_sample() -> None:
+    window = Window(T0, T0 + timedelta(hours=10), 2)
+    usage = fold([Sample(T0, 2), Sample(T0 + timedelta(hours=1), 1)], window)
+    now = T0 + timedelta(hours=4)
+    held = so_far(usage, window, now)
+    assert held == until_end(usage, Window(T0, now, 2))
+    assert held is not None and held.used_instance_hours == pytest.approx(2 + 3)
+    assert so_far(usage, window, T0 + timedelta(hours=30)) == until_end(usage, window)
+    assert so_far(None, window, now) is None
