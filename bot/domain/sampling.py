@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum
 
+from bot.domain import events as on
+from bot.domain.cleanup import CleanupPrompt, PromptStatus
 from bot.domain.comparison import OptionKind
+from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
+from bot.domain.transitions import Transition, TransitionRefused
 from bot.domain.utilisation import Usage
+from bot.domain.visibility import Viewer
 
 REPEAT_IDLE = timedelta(hours=12)  # an idle stretch is told about again after this
 ESCALATE_IDLE = timedelta(hours=24)  # and the approval channel after this
@@ -148,6 +153,42 @@ def hourly_usd(record: CapacityRecord, on_demand_hourly: float | None) -> float 
     hours = _hours(res.start, res.end)
     paid = record.paid_usd
     return paid / hours if paid is not None and hours > 0 else None
+
+
+# --- Release it ----------------------------------------------------------------------------
+
+MEASURED = frozenset({State.ACTIVE, State.EXPIRING})  # the states a reservation bills in
+
+
+def released(record: CapacityRecord, who: Viewer, now: datetime) -> Transition:
+    """An idle ODCR given back now, by its requester or an approver (as the cleanup
+    prompt's answers): it ends now, its use is counted to now, and the cleanup starts at
+    once (it deletes only what carries the request's tag, and is resolved when a fresh look
+    finds nothing)."""
+    res = record.reservation
+    if who.user != record.requester and not who.is_approver:
+        raise TransitionRefused(f"Only the requester of {record.id} or an approver can release it.")
+    if res is None or res.kind is not OptionKind.ON_DEMAND_RESERVATION:
+        what = res.kind.label if res else "request"
+        raise TransitionRefused(
+            f"Only an On-Demand Capacity Reservation can be released early; this {what} "
+            "cannot be cancelled."
+        )
+    if record.state not in MEASURED:
+        raise TransitionRefused(
+            f"Request {record.id} is {record.state.label}: there is nothing to release."
+        )
+    running = record.usage.running if record.usage else 0
+    usage = advance(record.usage, Sample(now, running), window_of(record))
+    prompt = CleanupPrompt(status=PromptStatus.CLEANING, next_at=now, answered_by=who.user)
+    update = {
+        "state": State.EXPIRED,
+        "reservation": res.model_copy(update={"end": now}),
+        "usage": usage,
+        "cleanup": prompt,
+        "updated_at": now,
+    }
+    return Transition(record.model_copy(update=update), on.Released())
 
 
 # --- the report card ------------------------------------------------------------------------

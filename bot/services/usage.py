@@ -25,21 +25,23 @@ from bot.blocks.text import when
 from bot.blocks.usage import idle_alert, idle_escalation, report_card
 from bot.domain import events as on
 from bot.domain.catalog import Catalog, PriceKind
-from bot.domain.cleanup import CleanupPrompt, PromptStatus
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.sampling import (
     BILLS_WHEN_IDLE,
+    MEASURED,
     IdleStep,
     Sample,
     advance,
     alert_due,
     hourly_usd,
+    released,
     until_end,
     window_of,
 )
 from bot.domain.sampling import report_card as card_figures
+from bot.domain.transitions import TransitionRefused
 from bot.services.actor import Actor
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly
@@ -53,7 +55,7 @@ SAMPLES_KEPT = 288  # a day of five-minute samples per request
 # The record's usage is at most this old while it runs (App Home folds it to now): a
 # long reservation adds a few lines to its audit trail a day, not one per round.
 WRITE_EVERY = timedelta(hours=6)
-LIVE = frozenset({State.ACTIVE, State.EXPIRING})
+LIVE = MEASURED  # the states sampled
 REPORT_AFTER = timedelta(minutes=2)
 
 
@@ -245,37 +247,16 @@ class UsageService:
         now = self.clock.now()
         refusal: list[str] = []
 
-        def released(r: CapacityRecord) -> Change | None:
-            res = r.reservation
-            if actor.user != r.requester and not actor.is_approver:
-                refusal.append(f"Only the requester of {r.id} or an approver can release it.")
-            elif res is None or res.kind is not OptionKind.ON_DEMAND_RESERVATION:
-                what = res.kind.label if res else "request"
-                refusal.append(
-                    f"Only an On-Demand Capacity Reservation can be released early; this "
-                    f"{what} cannot be cancelled."
-                )
-            elif r.state not in LIVE:
-                refusal.append(f"Request {r.id} is {r.state.label}: there is nothing to release.")
-            if refusal or res is None:
+        def release_now(r: CapacityRecord) -> Change | None:
+            try:
+                moved = released(r, actor, now)
+            except TransitionRefused as refused:
+                refusal.append(str(refused))
                 return None
-            running = r.usage.running if r.usage else 0
-            usage = advance(r.usage, Sample(now, running), window_of(r))
-            prompt = CleanupPrompt(
-                status=PromptStatus.CLEANING, next_at=now, answered_by=actor.user
-            )
-            new = r.model_copy(
-                update={
-                    "state": State.EXPIRED,
-                    "reservation": res.model_copy(update={"end": now}),
-                    "usage": usage,
-                    "cleanup": prompt,
-                    "updated_at": now,
-                }
-            )
-            return Change(new, on.Released(), "released", actor.user, f"{res.id} at {when(now)}")
+            detail = f"{r.reservation.id if r.reservation else ''} at {when(now)}"
+            return Change(moved.record, moved.event, "released", actor.user, detail)
 
-        record, change = self.changes.apply(request_id, released)
+        record, change = self.changes.apply(request_id, release_now)
         if record is None:
             return f"There is no request {request_id}."
         if change is None:
