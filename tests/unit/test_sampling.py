@@ -18,10 +18,12 @@ from bot.domain.sampling import (
     advance,
     alert_due,
     idle_step,
+    released,
     report_card,
     so_far,
     until_end,
 )
+from bot.domain.transitions import TransitionRefused
 from bot.domain.utilisation import Usage
 from tests.factories import make_record
 
@@ -170,3 +172,27 @@ def test_so_far_holds_the_last_count_to_now_without_a_new_sample() -> None:
     assert held is not None and held.used_instance_hours == pytest.approx(2 + 3)
     assert so_far(usage, window, T0 + timedelta(hours=30)) == until_end(usage, window)
     assert so_far(None, window, now) is None
+
+
+class _Who:
+    def __init__(self, user: str, is_approver: bool = False) -> None:
+        self.user, self.is_approver = user, is_approver
+
+
+def test_release_ends_an_odcr_now_and_starts_its_cleanup() -> None:
+    end = T0 + timedelta(days=2)
+    record = record_with_reservation(OptionKind.ON_DEMAND_RESERVATION, T0, end, instances=2)
+    now = T0 + timedelta(hours=3)
+    moved = released(record, _Who("U0APPROVER", is_approver=True), now)
+    new = moved.record
+    assert new.state is State.EXPIRED and new.reservation is not None
+    assert new.reservation.end == now and new.cleanup is not None
+    assert new.cleanup.status.value == "cleaning" and new.cleanup.next_at == now
+    assert new.usage is not None and new.usage.billed_instance_hours == pytest.approx(6.0)
+    with pytest.raises(TransitionRefused, match="Only the requester of R1 or an approver"):
+        released(record, _Who("U0OUTSIDER"), now)
+    with pytest.raises(TransitionRefused, match="nothing to release"):
+        released(new, _Who(record.requester), now)
+    block = record_with_reservation(OptionKind.CAPACITY_BLOCK, T0, end, instances=2)
+    with pytest.raises(TransitionRefused, match="Capacity Block cannot be cancelled"):
+        released(block, _Who(record.requester), now)
