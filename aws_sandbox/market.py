@@ -80,6 +80,7 @@ class SandboxMarket:
         plan_offerings, plans = PlanOfferings(parts), TrainingPlans(parts)
         spot, price_list = SpotPrices(parts), PriceList(parts)
         hosting = Hosting(parts, hosting_times, models)
+        plans.in_use = hosting.instances_on_plan
         hosting_routes = hosting.routes()
         instance_types = InstanceTypeOfferings(parts)
         self.instances = instances = Instances(parts, self._reservations_in)

@@ -4,7 +4,7 @@ ListTrainingPlans, with statuses that follow the clock."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,9 @@ def _not_found(message: str) -> SandboxError:
 class TrainingPlans:
     def __init__(self, parts: MarketParts) -> None:
         self._m = parts
+        # Instances of the plan that SageMaker runs now (arn, region): the market wires in
+        # its endpoints on the plan; none without them.
+        self.in_use: Callable[[str, str], int] = lambda _arn, _region: 0
 
     # --- CreateTrainingPlan --------------------------------------------------------------
 
@@ -142,6 +145,8 @@ class TrainingPlans:
         )
         start, end = parts[0].start, parts[-1].end
         status = self._phase(record, now, start, end)
+        active = status is Phase.ACTIVE
+        in_use = min(self.in_use(record["arn"], record["region"]), record["count"]) if active else 0
         hours, minutes = hours_and_minutes(start, end)
         summary = {
             "TrainingPlanArn": record["arn"],
@@ -154,8 +159,11 @@ class TrainingPlans:
             "UpfrontFee": record["fee"],
             "CurrencyCode": "USD",
             "TotalInstanceCount": record["count"],
-            "AvailableInstanceCount": record["count"] if status is Phase.ACTIVE else 0,
-            "InUseInstanceCount": 0,
+            # SageMaker API Reference, TrainingPlanSummary: InUseInstanceCount "the number
+            # of instances currently in use from this training plan", AvailableInstanceCount
+            # "the number of instances available for use in this training plan".
+            "AvailableInstanceCount": max(record["count"] - in_use, 0) if active else 0,
+            "InUseInstanceCount": in_use,
             "TargetResources": record["targets"],
             "ReservedCapacitySummaries": [
                 self._reserved_capacity(record, i, part, now) for i, part in enumerate(parts)

@@ -22,6 +22,7 @@ from bot.adapters.aws.accounts_market import AccountsMarket
 from bot.adapters.aws.aftercare import AwsAftercare
 from bot.adapters.aws.hosting import AwsHosting
 from bot.adapters.aws.purchasing import AwsPurchaser
+from bot.adapters.aws.usage import AwsUsage
 from bot.adapters.aws.watch_search import AwsOfferingSearch
 from bot.adapters.calls import set_call_observer
 from bot.adapters.charts.png import charts_installed, render_png_apart
@@ -72,6 +73,7 @@ from bot.services.requests import RequestService
 from bot.services.spend_summary import SpendSummary
 from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
+from bot.services.usage import UsageService
 from bot.services.watch_rounds import WatchRounds
 from bot.services.watching import WatchService
 from handlers import register
@@ -298,6 +300,22 @@ def _tracking(
     return _Tracking(purchases, reminders, extensions, deploys)
 
 
+def _usage(settings: Settings, base: _Adapters, flow: _RequestFlow) -> UsageService:
+    """Sampling what runs on each live reservation, its idle alerts and report card."""
+    usage = UsageService(
+        flow.changes,
+        AwsUsage(base.accounts),
+        base.store,
+        base.once,
+        base.catalog,
+        base.clock,
+        approval_channel=base.approval_channel,
+        idle_alert=settings.idle_alert,
+    )
+    usage.register(flow.jobs)
+    return usage
+
+
 def _after_the_purchase(
     settings: Settings,
     base: _Adapters,
@@ -317,6 +335,7 @@ def _after_the_purchase(
     search = AwsOfferingSearch(base.accounts.clients)
     rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
     rounds.register(jobs)
+    usage = _usage(settings, base, flow)
     return Wiring(
         settings=settings,
         clock=clock,
@@ -337,6 +356,7 @@ def _after_the_purchase(
         deploys=after.deploys,
         spending=flow.ledger,
         spend_summary=summary,
+        usage=usage,
         after_ack=base.after_ack,
         metrics=base.metrics,
         watches=watches,

@@ -173,6 +173,11 @@ class Settings(BaseSettings):
         "how long a request waits for approval, e.g. 24h",
         default=timedelta(hours=24),
     )
+    idle_alert: timedelta = _env(
+        "GPU_BOT_IDLE_ALERT",
+        "how long nothing runs in a billing reservation before its requester is told, e.g. 2h",
+        default=timedelta(hours=2),
+    )
     remind_before_start: DurationList = _env(
         "GPU_BOT_REMIND_BEFORE_START",
         "lead times before start, e.g. 24h,1h",
@@ -227,7 +232,12 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "approval_timeout", "price_cache_ttl", "delivery_settle", "slack_timeout", mode="before"
+        "approval_timeout",
+        "idle_alert",
+        "price_cache_ttl",
+        "delivery_settle",
+        "slack_timeout",
+        mode="before",
     )
     @classmethod
     def _duration(cls, value: Any) -> Any:

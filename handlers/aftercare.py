@@ -33,6 +33,10 @@ def register(app: App, services: Services) -> None:
     for action, choice in CLEANUP_ANSWERS.items():
         app.action(action.value)(_cleanup_listener(services, choice))
 
+    @app.action(ActionId.RELEASE.value)
+    def release(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, release_reservation, services)
+
     @app.action(ActionId.EXTEND.value)
     def extend(ack: Ack, context: BoltContext) -> None:
         after_ack(ack, context, ask_extension, services)
@@ -136,3 +140,11 @@ def answer_cleanup(talk: Conversation, services: Services, choice: CleanupChoice
         return
     said = services.reminders.answer_cleanup(ref.request_id, talk.actor, choice)
     talk.say(esc(said))
+
+
+def release_reservation(talk: Conversation, services: Services) -> None:
+    """Release it, on an idle alert: the same people and cleanup rules as Clean up now."""
+    ref = talk.subject(RequestRef)
+    if ref is None:
+        return
+    talk.say(esc(services.usage.release(ref.request_id, talk.actor)))

@@ -32,8 +32,10 @@ from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
 from bot.services.actor import Actor
 from bot.services.delivery import PACE_SECONDS
+from bot.services.extensions import KINDS as EXTENSION_KINDS
 from bot.services.notifications import KINDS as NOTIFICATION_KINDS
 from bot.services.ports.charts import ChartRenderer
+from bot.services.usage import KINDS as USAGE_KINDS
 from bot.worker import Worker
 from handlers.commands import answered_in_ack
 from tests import slack_payloads as payloads
@@ -46,7 +48,9 @@ APPROVER_2 = "U0APPROVER2"
 GROUP_APPROVER = "U0GROUPAPPROVER"
 OUTSIDER = "U0OUTSIDER"
 APPROVAL_CHANNEL = "C0APPROVALS"
-PACED_KINDS = {kind.name for kind in NOTIFICATION_KINDS}
+# Cards and messages whose pacing behind another post to the channel the harness catches
+# up on (an idle alert and an extension card can go to the approval channel together).
+PACED_KINDS = {kind.name for kind in (*NOTIFICATION_KINDS, *EXTENSION_KINDS, *USAGE_KINDS)}
 
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):

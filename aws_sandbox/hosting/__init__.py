@@ -68,6 +68,9 @@ class Hosting:
     def list_endpoints(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         return self._endpoints.list_endpoints(params, region)
 
+    def instances_on_plan(self, plan_arn: str, region: str) -> int:
+        return self._endpoints.instances_on_plan(plan_arn, region)
+
     # --- placed by hand (tests, the shell) ---------------------------------------------------
 
     def place_endpoint(

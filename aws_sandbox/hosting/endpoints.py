@@ -157,6 +157,20 @@ class Endpoints(Resources):
     def status(self, live: Live, region: str) -> str:
         return self._endpoint_status(live, region)[0]
 
+    def instances_on_plan(self, plan_arn: str, region: str) -> int:
+        """Instances of endpoints in service on the plan (created, not failed, not being
+        deleted): what the plan's in-use count reports."""
+        now = self._m.clock.now()
+        return sum(
+            int(v.get("InitialInstanceCount") or 0)
+            for live in self._all(ENDPOINT, region)
+            if live.deleting_since is None
+            and now >= at(live.record["ready"])
+            and not live.record.get("failure")
+            for v in live.record["variants"]
+            if (v.get("CapacityReservationConfig") or {}).get("MlReservationArn") == plan_arn
+        )
+
     def place(
         self,
         region: str,

@@ -12,6 +12,7 @@ from bot.blocks.help import example_request
 from bot.blocks.reminders import extension_card
 from bot.blocks.requests import list_blocks, request_card
 from bot.blocks.text import when
+from bot.blocks.usage import utilisation_line
 from bot.domain.deployment.record import Deployment
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
@@ -106,9 +107,10 @@ def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:
             else "no more reminders before the end"
         )
         kind = "" if item.record.reservation else f" ({_WINDOW_KIND.get(w.kind, w.kind)})"
+        used = f" · {utilisation_line(item.record.usage)}" if item.started else ""
         lines.append(
             f"*{item.record.id}* {item.instances}x {item.instance_type}{kind} "
-            f"{when(w.start)} → {when(w.end)} · *{timing}* · {upcoming}"
+            f"{when(w.start)} → {when(w.end)} · *{timing}* · {upcoming}{used}"
         )
     title = section("*Your reservations*")
     body = section("\n".join(lines))

@@ -227,3 +227,22 @@ class CleanedUp(Event):
 class Noted(Event):
     """A line in the audit trail and nothing else (a dropped reminder, a refused chart,
     a deployment's progress)."""
+
+
+# --- measured use --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sampled(Event):
+    """What runs in it was measured (the record's `usage`). `alert`: the idle step due
+    now (bot.domain.sampling.IdleStep, 0 for none) for the idle stretch that began at
+    `stretch`; the alert's job is written with it."""
+
+    alert: int = 0
+    stretch: str = ""
+
+
+@dataclass(frozen=True)
+class Released(Event):
+    """An On-Demand Capacity Reservation given back before its end (Release it): it ends
+    now, and what is tagged for it is cleaned up."""

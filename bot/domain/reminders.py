@@ -23,6 +23,7 @@ from bot.domain.extension import Extension, ExtensionStatus
 from bot.domain.lifecycle import State
 from bot.domain.offering_rules import CB_EXPIRY_WARNING, CB_TERMINATION_LEAD
 from bot.domain.records import CapacityRecord
+from bot.domain.sampling import so_far, window_of
 
 CAPACITY_BLOCK = "capacity-block"
 # A reminder sent more than this after its moment says so ("late").
@@ -454,5 +455,8 @@ def live_reservations(
         itype = res.instance_type if res is not None else record.request.instance_type
         started = now >= window.start
         left = time_left(window, now)
+        # Utilisation so far: the last count held to now (the record is written less often).
+        usage = so_far(record.usage, window_of(record), now)
+        record = record.model_copy(update={"usage": usage})
         live.append(LiveReservation(record, left, started, upcoming, window, instances, itype))
     return sorted(live, key=lambda x: x.window.end)

@@ -23,6 +23,7 @@ class Usage(BaseModel):
     last_sample_at: datetime | None = None
     running: int = 0  # instances running at the last sample
     idle_since: datetime | None = None  # the start of the current idle stretch, if idle
+    idle_alerts: int = 0  # idle alerts sent in the current stretch (0 when running)
 
     @property
     def utilisation_pct(self) -> float | None:

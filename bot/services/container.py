@@ -24,6 +24,7 @@ from bot.services.requests import RequestService
 from bot.services.spend_summary import SpendSummary
 from bot.services.spending import SpendLedger
 from bot.services.submissions import SubmissionRules
+from bot.services.usage import UsageService
 from bot.services.watching import WatchService
 
 
@@ -50,6 +51,7 @@ class Services:
     deploys: DeployService
     spending: SpendLedger
     spend_summary: SpendSummary
+    usage: UsageService
     after_ack: AfterAck
     metrics: Metrics
     watches: WatchService

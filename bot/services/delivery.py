@@ -58,16 +58,21 @@ class OnceOnly:
         self.settle = settle
 
     def send(
-        self, key: str, channel: str, text: str, blocks: list[dict[str, Any]]
+        self,
+        key: str,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        thread_ts: str | None = None,
     ) -> SlackMessage | None:
-        """Post unless `key` was posted already; returns the new message, or None when it
-        had been sent before. Raises RetryLater (paced, 429, an uncertain outcome, too
-        soon to look) or Refused."""
+        """Post unless `key` was posted already (in the thread of `thread_ts` when
+        given); returns the new message, or None when it had been sent before. Raises
+        RetryLater (paced, 429, an uncertain outcome, too soon to look) or Refused."""
         return self._once(
             key,
             channel,
-            lambda: self.poster.post(channel, text, blocks, key),
-            lambda prior: self.poster.find(prior.channel, key, prior.at - LOOK_BACK),
+            lambda: self.poster.post(channel, text, blocks, key, thread_ts),
+            lambda prior: self.poster.find(prior.channel, key, prior.at - LOOK_BACK, thread_ts),
         )
 
     def share_file(

@@ -25,6 +25,7 @@ from bot.domain.events import Event, ExtensionEvent
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import human_duration, overtaken_by_move, reminder_changes
+from bot.domain.sampling import BILLS_WHEN_IDLE, IdleStep
 from bot.logs import context as log_context
 from bot.logs import set_fields as set_log_fields
 from bot.services.deploying.jobs import GONE, RequestCleanedJob
@@ -43,6 +44,7 @@ from bot.services.ports import Job, Metrics
 from bot.services.ports.metrics import NoMetrics
 from bot.services.purchasing import FIRST_POLL
 from bot.services.reminders import cleanup_job, cleanup_job_id, reminder_job, reminder_job_id
+from bot.services.usage import LIVE, idle_alert_job, report_job, round_job
 
 
 @dataclass
@@ -152,6 +154,35 @@ def look_at_leftovers(
     return _schedule(cleanup_job(new.id, due))
 
 
+def sample_when_live(
+    _: Event, old: CapacityRecord | None, new: CapacityRecord, now: datetime
+) -> Jobs:
+    """A request that starts running joins the sampling rounds (the round job is one for
+    all: scheduling it again only brings the next round forward)."""
+    started = new.state in LIVE and (old is None or old.state not in LIVE)
+    return _schedule(round_job(now)) if started else Jobs()
+
+
+def report_when_ended(
+    _: Event, old: CapacityRecord | None, new: CapacityRecord, now: datetime
+) -> Jobs:
+    """A reservation that ends gets its report card."""
+    ended = new.state is State.EXPIRED and (old is None or old.state is not State.EXPIRED)
+    res = new.reservation
+    if not ended or res is None or res.kind not in BILLS_WHEN_IDLE:
+        return Jobs()
+    return _schedule(report_job(new.id, max(now, res.end)))
+
+
+def tell_idle(event: Event, old: CapacityRecord | None, new: CapacityRecord, now: datetime) -> Jobs:
+    """An idle step decided with the sample is told by a job written with it."""
+    assert isinstance(event, on.Sampled)
+    if not event.alert or not event.stretch:
+        return Jobs()
+    stretch = datetime.fromisoformat(event.stretch)
+    return _schedule(idle_alert_job(new.id, IdleStep(event.alert), stretch, now))
+
+
 # --- the table ----------------------------------------------------------------------------
 
 CAUSES: dict[type[Event], tuple[Cause, ...]] = {
@@ -163,13 +194,13 @@ CAUSES: dict[type[Event], tuple[Cause, ...]] = {
     on.Approved: (tell, buy_now, no_timeout),
     on.Rejected: (tell, no_timeout),
     on.WindowScheduled: (tell, track_from_start),
-    on.Bought: (tell, track_soon),
+    on.Bought: (tell, track_soon, sample_when_live),
     on.PurchaseUnknown: (tell, look_again_soon),
     on.Requoted: (tell,),
     on.PurchaseFailed: (tell,),
     on.MarkedFailed: (tell,),
-    on.Tracked: (tell_if_moved_on,),
-    on.WindowMovedOn: (tell,),
+    on.Tracked: (tell_if_moved_on, sample_when_live, report_when_ended),
+    on.WindowMovedOn: (tell, sample_when_live),
     on.ExtensionAsked: (post_extension_card,),
     on.ExtensionApprovalRecorded: (tell_extension,),
     on.ExtensionApproved: (buy_extension_now,),
@@ -180,6 +211,9 @@ CAUSES: dict[type[Event], tuple[Cause, ...]] = {
     on.ExtensionFailed: (tell_extension,),
     on.CardRefused: (tell_card_refused,),
     on.CleanupAnswered: (look_at_leftovers,),
+    on.Sampled: (tell_idle,),
+    # Ended now: the cleanup deletes what is tagged for it at once (see `every change`).
+    on.Released: (tell, look_at_leftovers, report_when_ended),
     # on.CardPosted: the cost chart, when charts are drawn (`Reactions.__init__`).
 }
 # Events that cause nothing of their own: the quote job and the cleanup job tell people

@@ -12,6 +12,7 @@ from bot.blocks.text import when
 from bot.config import parse_config_duration
 from bot.shell import payloads
 from bot.shell.console_api import COMMAND_CHANNEL, Ack, ConsoleSlack
+from bot.shell.instances import ShellInstances
 from bot.shell.market import market_command
 from bot.shell.people import DEFAULT_APPROVERS, YOU, People, Person
 from bot.shell.questions import FORM_HELP, Values, confirmed, fill_in
@@ -30,6 +31,8 @@ Shell commands:
   whoami           who you are acting as
   clock [+2h]      show the sandbox time, or move it forward (s, m, h, d, w) and run due jobs
   market …         move the sandbox market: release, take or churn (`market` says how)
+  launch 4 into R1 start instances in request R1's reservation (or window), tagged with it
+  stop 2 in R1     terminate 2 of the instances tagged with R1
   worker           run the jobs due now
   help             this text
   quit             leave (also exit, or Ctrl-D)
@@ -56,7 +59,10 @@ class Session:
             "worker": self.worker,
             "market": self.market,
             "help": self.help,
+            "launch": lambda text: self._instances(self.instances.launch, text),
+            "stop": lambda text: self._instances(self.instances.stop, text),
         }
+        self.instances = ShellInstances(slack.services)
 
     def run(self) -> int:
         self.term.write(self._banner())
@@ -105,6 +111,8 @@ class Session:
             return not rest or rest.startswith("+")
         if word == "market":
             return rest.split(" ", 1)[0] in ("release", "take", "churn")
+        if word in ("launch", "stop"):
+            return " in" in f" {rest}"
         return word in ("quit", "exit", "whoami", "home", "worker", "help") and not rest
 
     # --- commands ---------------------------------------------------------------------
@@ -190,6 +198,15 @@ class Session:
         ran = self.slack.run_due_jobs()
         self.term.write(f"{ran} due job{'s' if ran != 1 else ''} ran." if ran else "No jobs due.")
         self._settle(None)
+
+    def _instances(self, change: Callable[[str], tuple[str, bool]], text: str) -> None:
+        """Launch or stop; when something changed, the next sampling round is brought
+        forward to now (as it comes within minutes in Slack), so `clock` shows it."""
+        said, changed = change(text)
+        self.term.write(said)
+        if changed:
+            self.instances.sample_now()
+            self.worker()
 
     def help(self, _: str = "") -> None:
         self.term.write(HELP)

@@ -98,8 +98,19 @@ def at(bot: BotUnderTest, when: datetime) -> None:
     bot.wait()
 
 
-def texts(bot: BotUnderTest, channel: str = DM) -> list[str]:
-    return [m["text"] for m in bot.fake.messages.get(channel, [])]
+def texts(bot: BotUnderTest, channel: str = DM, everything: bool = False) -> list[str]:
+    """The messages in `channel`; without `everything`, not the measured use's (idle alerts
+    and report cards, which tests/integration/test_utilisation.py reads)."""
+    sent = [m["text"] for m in bot.fake.messages.get(channel, [])]
+    return sent if everything else [t for t in sent if not _measured_use(t)]
+
+
+def _measured_use(text: str) -> bool:
+    return " has been idle for " in text or (
+        text.startswith("Request R")
+        and ": " in text
+        and ("cheaper." in text or "saved $" in text or "No On-Demand price" in text)
+    )
 
 
 def keys(bot: BotUnderTest) -> list[str]:

@@ -40,6 +40,12 @@ def watch_story() -> str:
     return str(script)
 
 
+def utilisation_story() -> str:
+    block = README.split("<!-- utilisation:start -->", 1)[1].split("<!-- utilisation:end -->")[0]
+    (script,) = re.findall(r"```\n(.*?)```", block, re.S)
+    return str(script)
+
+
 def test_the_watch_story_works_as_written_whatever_the_date(tmp_path: Path) -> None:
     script = watch_story()
     assert "from tomorrow" in script and not re.search(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}", script)
@@ -56,3 +62,32 @@ def test_the_watch_story_works_as_written_whatever_the_date(tmp_path: Path) -> N
     final = after_release.split("you> /gpu status W1", 1)[1]
     assert "1 match sent" in final and "match sent · capacity-block" in final
     assert "Traceback" not in out and "is a command, not an answer" not in out
+
+
+def _money(text: str) -> float:
+    return float(text.replace("$", "").replace(",", ""))
+
+
+def test_the_utilisation_story_works_as_written_whatever_the_date(tmp_path: Path) -> None:
+    script = utilisation_story()
+    assert "from tomorrow" in script and not re.search(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}", script)
+    out = run_shell(script, tmp_path)
+    assert "Traceback" not in out and "Unknown command" not in out
+    assert "Launched 2 x p5.48xlarge into cr-" in out
+    home = out.split("you> home", 1)[1].split("you> stop 2 in R1", 1)[0]
+    assert "Utilisation so far: " in home and "2 running now" in home
+    assert "Stopped 2 in R1; 0 still running." in out
+    idle = out.split("you> clock +3h", 1)[1].split("you> launch 1 into R1", 1)[0]
+    assert idle.count("Nothing has run in request R1's Capacity Block for 3 h") == 1
+    ended = out.split("you> clock +2d", 1)[1]
+    assert ended.count(":bar_chart: Request R1 has ended: 2 x p5.48xlarge (Capacity Block).") == 2
+    paid = _money(re.findall(r"Paid: (\$[0-9,.]+)", ended)[0])
+    used, billed = map(float, re.findall(r"Used: ([0-9.]+) of ([0-9.]+) instance-hours", ended)[0])
+    on_demand = _money(re.findall(r"On-Demand for the hours used: (\$[0-9,.]+)", ended)[0])
+    assert billed == 96.0 and 0 < used < billed
+    verdict = f"On-Demand would have been ${paid - on_demand:,.2f} cheaper."
+    if on_demand > paid:
+        verdict = f"The block saved ${on_demand - paid:,.2f}."
+    assert ended.count(verdict) == 2
+    assert ":broom: Request R1 has ended, and this is still there:" in ended  # the instance
+    assert "Request R1 is cleaned up: nothing tagged for it is left." in ended

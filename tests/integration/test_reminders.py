@@ -66,6 +66,7 @@ def test_each_reminder_once_through_the_whole_life(make_bot, kind: OptionKind) -
     assert "cleaned up" in texts(bot)[-1]
     assert bot.record("R1").state is State.CLEANED_UP
     no_duplicates(bot)
+    at(bot, res.end + 3 * MIN)  # the report card follows (tests/integration/test_utilisation.py)
     # Running the worker again much later sends nothing more.
     before = len(keys(bot))
     at(bot, res.end + 30 * 24 * H)

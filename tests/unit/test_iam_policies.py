@@ -35,6 +35,7 @@ POLICY_OF = {
     "aftercare.py": "purchase",
     "accounts.py": "purchase",
     "hosting.py": "deploy",
+    "usage.py": "purchase",  # the sampling round: read-only counts of what runs
 }
 POLICY_FILES = {
     "quote": "iam-quote-policy.json",

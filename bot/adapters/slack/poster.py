@@ -65,7 +65,14 @@ class SlackPoster:
     def __init__(self, client: WebClient) -> None:
         self.client = client
 
-    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], key: str) -> SlackMessage:
+    def post(
+        self,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        key: str,
+        thread_ts: str | None = None,
+    ) -> SlackMessage:
         metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": key}}
         response = self._call(
             self.client.chat_postMessage,
@@ -74,6 +81,7 @@ class SlackPoster:
             blocks=blocks or None,  # a text-only message
             metadata=metadata,
             unfurl_links=False,
+            thread_ts=thread_ts,
         )
         return SlackMessage(channel=str(response["channel"]), ts=str(response["ts"]))
 
@@ -86,19 +94,27 @@ class SlackPoster:
             blocks=blocks,
         )
 
-    def find(self, channel: str, key: str, since: datetime) -> SlackMessage | None:
+    def find(
+        self, channel: str, key: str, since: datetime, thread_ts: str | None = None
+    ) -> SlackMessage | None:
         if channel.startswith(("U", "W")):  # a person: their DM with the bot
             opened = self._call(self.client.conversations_open, users=channel)
             channel = str(opened["channel"]["id"])
         cursor: str | None = None
+        # A reply is not in the channel's history: it is in its thread's replies.
+        method = (
+            self.client.conversations_replies if thread_ts else self.client.conversations_history
+        )
+        extra = {"ts": thread_ts} if thread_ts else {}
         for _ in range(MAX_PAGES):
             page = self._call(
-                self.client.conversations_history,
+                method,
                 channel=channel,
                 oldest=f"{since.timestamp():.6f}",
                 include_all_metadata=True,
                 limit=200,
                 cursor=cursor,
+                **extra,
             )
             for message in page.get("messages", []):
                 metadata = message.get("metadata") or {}

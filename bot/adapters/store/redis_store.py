@@ -1,6 +1,6 @@
 """The `Store` port (bot/services/ports/store.py) in Redis, one part per concern:
 requests and their audit (requests.py), scheduled jobs (job_queue.py), caches
-(caches.py) and once-only deliveries (deliveries.py).
+(caches.py), once-only deliveries (deliveries.py) and usage samples (samples.py).
 
 One implementation for `redis://` and `memory://` (fakeredis runs the same commands and
 Lua scripts in-process).
@@ -15,14 +15,17 @@ from bot.adapters.store.caches import CachesInRedis
 from bot.adapters.store.deliveries import DELIVERY_KEPT, DeliveriesInRedis
 from bot.adapters.store.job_queue import JobQueueInRedis
 from bot.adapters.store.requests import RequestsInRedis
+from bot.adapters.store.samples import SamplesInRedis
 from bot.domain.lifecycle import State
 from bot.services.ports import StoreCounts
 
 __all__ = ["DELIVERY_KEPT", "RedisStore"]
 
 
-class RedisStore(RequestsInRedis, JobQueueInRedis, CachesInRedis, DeliveriesInRedis):
-    """Requests, audit, jobs, caches and deliveries of one namespace."""
+class RedisStore(
+    RequestsInRedis, JobQueueInRedis, CachesInRedis, DeliveriesInRedis, SamplesInRedis
+):
+    """Requests, audit, jobs, caches, deliveries and usage samples of one namespace."""
 
     def counts(self, now: datetime) -> StoreCounts:
         """What the store holds now, in one round trip (for the metrics page)."""

@@ -24,6 +24,7 @@ from bot.services.ports.metrics import Metrics, NoMetrics, StoreCounts
 from bot.services.ports.people import GroupDirectory, Notifier
 from bot.services.ports.purchasing import Order, PurchaseError, PurchaseProblem, Purchaser
 from bot.services.ports.store import Cache, Deliveries, Requests, Store, VersionConflict
+from bot.services.ports.usage import Measure, Target, UsageMeter, UsageSamples
 from bot.services.ports.watches import OfferingSearch, SearchRefused, SearchThrottled, WatchStore
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "JobQueue",
     "Leftovers",
     "MarketData",
+    "Measure",
     "Metrics",
     "NoMetrics",
     "Notifier",
@@ -69,7 +71,10 @@ __all__ = [
     "SearchThrottled",
     "Store",
     "StoreCounts",
+    "Target",
     "Uncertain",
+    "UsageMeter",
+    "UsageSamples",
     "VersionConflict",
     "WatchStore",
 ]

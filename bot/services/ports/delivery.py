@@ -86,16 +86,25 @@ class Poster(Protocol):
     """The Slack side: post with the key in metadata, or find the post by its key."""
 
     def post(
-        self, channel: str, text: str, blocks: list[dict[str, Any]], key: str
-    ) -> SlackMessage: ...
+        self,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        key: str,
+        thread_ts: str | None = None,
+    ) -> SlackMessage:
+        """Post to `channel`, in the thread of `thread_ts` when given."""
+        ...
 
     def update(self, message: SlackMessage, text: str, blocks: list[dict[str, Any]]) -> None:
         """Replace a posted message (an approval card once decided)."""
         ...
 
-    def find(self, channel: str, key: str, since: datetime) -> SlackMessage | None:
+    def find(
+        self, channel: str, key: str, since: datetime, thread_ts: str | None = None
+    ) -> SlackMessage | None:
         """The message carrying `key` posted to `channel` (a user id means the DM with
-        them) at or after `since`, or None."""
+        them; `thread_ts`: in that thread) at or after `since`, or None."""
         ...
 
 

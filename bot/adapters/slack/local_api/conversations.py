@@ -61,7 +61,8 @@ class Conversations:
             ]
 
     def _post(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
-        """chat.postMessage adds a message to its channel's history; chat.update of a
+        """chat.postMessage adds a message to its channel's history (with `thread_ts`, to
+        that thread's replies); chat.update of a
         message someone deleted answers message_not_found."""
         channel = dm_channel(str(args.get("channel", "")))
         ts = args.get("ts") or self._next_ts()
@@ -80,7 +81,12 @@ class Conversations:
                 key = (metadata.get("event_payload") or {}).get("key")
                 if key:
                     self._keys[str(key)] += 1
-            self.messages.setdefault(channel, []).append(message)
+            thread_ts = args.get("thread_ts") or None
+            if thread_ts:  # a reply: in its thread, not in the channel's history
+                message["thread_ts"] = thread_ts
+                self.threads.setdefault((channel, str(thread_ts)), []).append(message)
+            else:
+                self.messages.setdefault(channel, []).append(message)
         return {"ok": True, "channel": channel, "ts": ts}
 
     def _history(self, args: dict[str, Any]) -> dict[str, Any]:
