@@ -321,18 +321,24 @@ def test_killed_after_the_purchase_call_reconcile_finds_it_and_never_buys_again(
     assert bot.purchase_calls() == 1
 
 
-def test_killed_before_the_call_nothing_is_found_and_a_person_decides(
-    make_bot,  # type: ignore[no-untyped-def]
-    redis_url: str,
-) -> None:
-    bot = make_bot()
+def unknown_purchase(bot: BotUnderTest, redis_url: str) -> str:
+    """An approved request whose purchase job was killed before its AWS call: after the
+    lease nothing is found in AWS, and the request waits for a person."""
     request_id = submitted(bot, BLOCK)
     assert bot.services.approvals.approve(request_id, bot.actor(APPROVER)) is not None
     run_killed(bot, redis_url, request_id, "before")
     bot.clock.advance(timedelta(minutes=6))
     bot.wait()
-    record = bot.record(request_id)
-    assert record.state is State.PURCHASE_UNKNOWN
+    assert bot.record(request_id).state is State.PURCHASE_UNKNOWN
+    return request_id
+
+
+def test_killed_before_the_call_nothing_is_found_and_a_person_decides(
+    make_bot,  # type: ignore[no-untyped-def]
+    redis_url: str,
+) -> None:
+    bot = make_bot()
+    request_id = unknown_purchase(bot, redis_url)
     card = bot.fake.of("chat.update")[-1]
     assert ActionId.PURCHASE_CHECK.value in str(card.blocks())
     _, token = bot.click(ActionId.PURCHASE_CHECK.value, request_id, APPROVER)
@@ -352,12 +358,7 @@ def test_a_purchase_of_unknown_outcome_waits_for_the_approvers_in_their_list_and
     redis_url: str,
 ) -> None:
     bot = make_bot()
-    request_id = submitted(bot, BLOCK)
-    assert bot.services.approvals.approve(request_id, bot.actor(APPROVER)) is not None
-    run_killed(bot, redis_url, request_id, "before")
-    bot.clock.advance(timedelta(minutes=6))
-    bot.wait()
-    assert bot.record(request_id).state is State.PURCHASE_UNKNOWN
+    request_id = unknown_purchase(bot, redis_url)
     unknown = [ActionId.PURCHASE_CHECK.value, ActionId.PURCHASE_MARK_FAILED.value]
 
     def waiting_list() -> list[str]:

@@ -42,23 +42,26 @@ def run_shell(script: str, cwd: Path) -> str:
     return done.stdout
 
 
+# Reserve, submit, the requester's refused Approve, an approver's Approve, the status.
+APPROVAL_SCRIPT = "\n".join(
+    [
+        RESERVE,
+        "press 1",  # Submit for approval…: opens the form
+        "",  # Option: keep the recommended one
+        "",  # Reason: keep the one typed in the command
+        "press 1",  # Approve, as the requester: refused before any question
+        "as alice",
+        "show 2",  # the card again: the refusal had no buttons to press
+        "press 1",  # Approve, as an approver: the amount is put to her
+        "y",
+        "/gpu status R1",
+    ]
+)
+
+
 @pytest.fixture(scope="module")
 def approval_flow(tmp_path_factory: pytest.TempPathFactory) -> str:
-    script = "\n".join(
-        [
-            RESERVE,
-            "press 1",  # Submit for approval…: opens the form
-            "",  # Option: keep the recommended one
-            "",  # Reason: keep the one typed in the command
-            "press 1",  # Approve, as the requester: refused before any question
-            "as alice",
-            "show 2",  # the card again: the refusal had no buttons to press
-            "press 1",  # Approve, as an approver: the amount is put to her
-            "y",
-            "/gpu status R1",
-        ]
-    )
-    return run_shell(script + "\n", tmp_path_factory.mktemp("shell"))
+    return run_shell(APPROVAL_SCRIPT + "\n", tmp_path_factory.mktemp("shell"))
 
 
 def test_commands_are_echoed_after_their_prompt(approval_flow: str) -> None:
@@ -77,4 +80,4 @@ def test_approvers_from_the_environment_are_said_in_the_banner(tmp_path: Path) -
     ) in out
 
 
-__all__ = ["RESERVE", "START", "run_shell", "section"]
+__all__ = ["APPROVAL_SCRIPT", "RESERVE", "START", "run_shell", "section"]

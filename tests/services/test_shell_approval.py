@@ -5,27 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_shell import RESERVE, START
+from tests.integration.test_shell import APPROVAL_SCRIPT, RESERVE, START
 from tests.shell_runner import run_shell_here, section
 
 
 @pytest.fixture(scope="module")
 def approval_flow() -> str:
-    script = "\n".join(
-        [
-            RESERVE,
-            "press 1",  # Submit for approval…: opens the form
-            "",  # Option: keep the recommended one
-            "",  # Reason: keep the one typed in the command
-            "press 1",  # Approve, as the requester: refused before any question
-            "as alice",
-            "show 2",  # the card again: the refusal had no buttons to press
-            "press 1",  # Approve, as an approver: the amount is put to her
-            "y",
-            "/gpu status R1",
-        ]
-    )
-    return run_shell_here(script + "\n")
+    return run_shell_here(APPROVAL_SCRIPT + "\n")
 
 
 def test_reserve_shows_the_comparison_in_place_of_the_working_message(approval_flow: str) -> None:
