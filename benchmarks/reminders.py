@@ -34,7 +34,7 @@ from pathlib import Path
 from bot.adapters.slack.local_api import LocalSlackApi
 from bot.app import build_services
 from bot.blocks.reminders import reminder_message
-from bot.config import Settings
+from bot.config import load_settings
 from bot.domain.audit import BOT
 from bot.domain.comparison import OptionKind
 from bot.domain.events import Noted
@@ -93,20 +93,10 @@ def _env(redis_url: str, namespace: str, fake: LocalSlackApi) -> dict[str, str]:
     }
 
 
-def _settings(env: dict[str, str]) -> Settings:
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        return Settings()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def seed(env: dict[str, str], count: int, due: datetime) -> None:
     """`count` requests bought for `due + 1h`: each one's 1 h reminder is due at `due`.
     Written as any change is (RequestChanges), whose table schedules the reminders."""
-    services = build_services(_settings(env))
+    services = build_services(load_settings(**env))
     now = datetime.now(UTC)
     start = due + timedelta(hours=1)
 

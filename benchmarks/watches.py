@@ -36,7 +36,7 @@ from typing import Any
 from bot.adapters.clock import ManualClock
 from bot.adapters.slack.local_api import LocalSlackApi
 from bot.app import Wiring, build_services
-from bot.config import Settings
+from bot.config import load_settings
 from bot.domain.watch import questions
 from bot.services.jobs import RetryLater
 from bot.services.watching import WATCH_ROUND
@@ -58,16 +58,6 @@ def _env(redis_url: str, namespace: str, fake: LocalSlackApi) -> dict[str, str]:
         "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
         "GPU_BOT_DELIVERY_SETTLE": "2s",
     }
-
-
-def _settings(env: dict[str, str]) -> Settings:
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        return Settings()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def texts(count: int, distinct: int, start: datetime) -> Iterator[tuple[str, str]]:
@@ -144,7 +134,7 @@ def rounds(count: int, distinct: int, n_rounds: int) -> dict[str, float]:
     with redis_and_slack() as (url, fake):
         env = _env(url, f"bench-{uuid.uuid4().hex[:8]}", fake)
         clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
-        services = build_services(_settings(env), clock=clock)
+        services = build_services(load_settings(**env), clock=clock)
         start = clock.now() + timedelta(days=10)
         asked = seed(services, count, distinct, start)
         calls, seconds, naive_calls, naive_seconds = [], [], [], []
@@ -192,7 +182,7 @@ def once_through_a_kill(count: int, distinct: int, patience: float = 900.0) -> d
     first SIGKILLed when the first matches arrive; what the fake Web API received."""
     with redis_and_slack() as (url, fake):
         env = _env(url, f"bench-{uuid.uuid4().hex[:8]}", fake)
-        services = build_services(_settings(env))
+        services = build_services(load_settings(**env))
         seed(services, count, distinct, datetime.now(UTC) + timedelta(days=10))
         services.close()
         began = time.monotonic()

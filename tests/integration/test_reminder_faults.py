@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from bot.app import build_services
-from bot.config import Settings
+from bot.config import load_settings
 from bot.domain.audit import BOT
 from bot.domain.comparison import OptionKind
 from bot.domain.events import Noted
@@ -70,7 +70,7 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
 def seed(env: dict[str, str], start: datetime) -> set[str]:
     """PEOPLE requests bought for `start`, each by its own requester, recorded as the
     purchase flow records them; returns the delivery keys the reminders must use."""
-    services = build_services(_settings(env))
+    services = build_services(load_settings(**env))
     now = datetime.now(UTC)
     for n in range(PEOPLE):
         request_id = f"R{n + 1}"
@@ -100,16 +100,6 @@ def seed(env: dict[str, str], start: datetime) -> set[str]:
         for n in range(PEOPLE)
         for lead in (86400, 3600)
     }
-
-
-def _settings(env: dict[str, str]) -> Settings:
-    old = dict(os.environ)
-    os.environ.update(env)
-    try:
-        return Settings()
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
 
 
 @pytest.fixture
