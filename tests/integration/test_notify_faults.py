@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import redis
 
 from bot.app import build_services
+from bot.config import load_settings
 from bot.domain.audit import AuditEntry
 from bot.domain.decisions import Rejection
 from bot.domain.events import Rejected
@@ -22,7 +23,7 @@ from bot.services.changes import Change
 from bot.services.jobs import notify_job
 from bot.services.notifications import card_key
 from tests.factories import make_record
-from tests.integration.test_reminder_faults import _settings, settings_env, start_worker, wait_until
+from tests.integration.test_reminder_faults import settings_env, start_worker, wait_until
 from tests.integration.test_slack_flow import action_ids
 from tests.slack_fake import FakeSlack
 
@@ -37,7 +38,7 @@ def test_a_card_posted_by_a_killed_worker_is_found_and_updated_not_posted_again(
     fake.latency_s = 5.0  # Slack posts at once and answers late: the kill lands in between
     namespace = f"notify-faults-{uuid.uuid4().hex[:8]}"
     env = settings_env(redis_url, namespace, fake)
-    services = build_services(_settings(env))
+    services = build_services(load_settings(**env))
     now = datetime.now(UTC)
     record = make_record(
         "R1",
