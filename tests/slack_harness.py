@@ -168,7 +168,11 @@ class BotUnderTest:
             server_class=_ThreadingWSGIServer,
             handler_class=_QuietHandler,
         )
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # socketserver notices shutdown() once per poll: its default half second was most
+        # of the time of a short test.
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self.thread.start()
         self._tokens = itertools.count(1)
         # The harness's own reads, beside the bot's store (which tests may instrument).
@@ -301,8 +305,11 @@ class BotUnderTest:
         values: dict[str, dict[str, Any]],
         user: str,
         private_metadata: str = "",
+        view_id: str = "V0MODAL",
     ) -> Reply:
-        return self.post(*payloads.view_submission(callback_id, values, user, private_metadata))
+        return self.post(
+            *payloads.view_submission(callback_id, values, user, private_metadata, view_id)
+        )
 
     def actor(self, user: str) -> Actor:
         """`user` as the middleware makes them for a service: the approver question asked

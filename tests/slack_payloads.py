@@ -89,10 +89,15 @@ def button_click(
 
 
 def view_submission(
-    callback_id: str, values: dict[str, dict[str, Any]], user: str, private_metadata: str = ""
+    callback_id: str,
+    values: dict[str, dict[str, Any]],
+    user: str,
+    private_metadata: str = "",
+    view_id: str = "V0MODAL",
 ) -> tuple[str, str]:
     """`values`: block id -> the element state (e.g. {"type": "plain_text_input",
-    "value": "3d"}); the element's action id is "value", as the builders make it."""
+    "value": "3d"}); the element's action id is "value", as the builders make it.
+    `view_id`: Slack gives every opened modal its own."""
     payload = {
         "type": "view_submission",
         "team": TEAM,
@@ -101,7 +106,7 @@ def view_submission(
         "token": "legacy",
         "trigger_id": "T-3",
         "view": {
-            "id": "V0MODAL",
+            "id": view_id,
             "type": "modal",
             "callback_id": callback_id,
             "private_metadata": private_metadata,

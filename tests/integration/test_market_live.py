@@ -1104,10 +1104,10 @@ def test_an_unreadable_answer_costs_one_option_not_the_quote() -> None:
 
             return fail
 
-    clients = AwsClients(
+    clients = AwsClients.of(
         ec2=Broken(),
         sagemaker=Broken(),
-        pricing=Broken(),  # type: ignore[arg-type]
+        pricing=Broken(),
         ec2_once=Broken(),
         sagemaker_once=Broken(),
         origin=Origin.LIVE,

@@ -281,8 +281,10 @@ def test_two_replicas_racing_make_one_transition(make_bot) -> None:  # type: ign
     with ThreadPoolExecutor(10) as pool:
         list(
             pool.map(
+                # Ten confirmations opened apart (each modal has its own view id, so
+                # none is a replay of another) and sent at once to either replica.
                 lambda i: (one if i % 2 else two).submit_view(
-                    CallbackId.APPROVE.value, {}, APPROVER, meta
+                    CallbackId.APPROVE.value, {}, APPROVER, meta, view_id=f"V0CONFIRM{i}"
                 ),
                 range(10),
             )

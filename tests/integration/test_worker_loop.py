@@ -189,7 +189,9 @@ class SlowResponses:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
 
     def url(self, token: str) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/response/{token}"

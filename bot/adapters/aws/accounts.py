@@ -118,15 +118,15 @@ def live_accounts(roles: Mapping[str, str], default: str, clock: Clock) -> Accou
             return live_client(base, "sts", "us-east-1")
 
     def make(role: str | None, creds: dict[str, Any] | None, region: str) -> AwsClients:
+        if creds is None:
+            return session_clients(base, region, lock)
         with lock:
-            session = base
-            if creds is not None:
-                session = boto3.session.Session(
-                    aws_access_key_id=creds["AccessKeyId"],
-                    aws_secret_access_key=creds["SecretAccessKey"],
-                    aws_session_token=creds["SessionToken"],
-                )
-            return session_clients(session, region)
+            session = boto3.session.Session(
+                aws_access_key_id=creds["AccessKeyId"],
+                aws_secret_access_key=creds["SecretAccessKey"],
+                aws_session_token=creds["SessionToken"],
+            )
+        return session_clients(session, region)
 
     return AccountClients(roles, default, make, AssumedRoles(sts, clock))
 

@@ -47,26 +47,30 @@ ClientMaker = Callable[[str, str, Config], Any]
 
 
 def make_clients(client: ClientMaker, region: str, origin: Origin) -> AwsClients:
-    """Every client the adapters use in one region, each with its retry policy."""
-    return AwsClients(
-        ec2=client("ec2", region, RETRIES),
-        sagemaker=client("sagemaker", region, RETRIES),
-        pricing=client("pricing", PRICING_REGION, RETRIES),
-        ec2_once=client("ec2", region, ONCE),
-        sagemaker_once=client("sagemaker", region, ONCE),
-        origin=origin,
-    )
+    """Every client the adapters use in one region, each with its retry policy (made when
+    first used)."""
+    specs = {
+        "ec2": ("ec2", region, RETRIES),
+        "sagemaker": ("sagemaker", region, RETRIES),
+        "pricing": ("pricing", PRICING_REGION, RETRIES),
+        "ec2_once": ("ec2", region, ONCE),
+        "sagemaker_once": ("sagemaker", region, ONCE),
+    }
+    return AwsClients(lambda name: client(*specs[name]), origin)
 
 
-def session_clients(session: boto3.session.Session, region: str) -> AwsClients:
-    """Live clients on a boto3 session (the caller serialises access to the session)."""
-    return make_clients(
-        lambda service, where, config: session.client(  # type: ignore[call-overload]
-            service, region_name=where, config=config
-        ),
-        region,
-        Origin.LIVE,
-    )
+def session_clients(
+    session: boto3.session.Session, region: str, lock: threading.Lock | None = None
+) -> AwsClients:
+    """Live clients on a boto3 session. Sessions are not thread-safe: `lock` is the one
+    every user of `session` holds while it makes a client."""
+    held = lock or threading.Lock()
+
+    def client(service: str, where: str, config: Config) -> Any:
+        with held:
+            return session.client(service, region_name=where, config=config)  # type: ignore[call-overload]
+
+    return make_clients(client, region, Origin.LIVE)
 
 
 def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClients]:
@@ -83,8 +87,7 @@ def clients_factory(settings: Settings, clock: Clock) -> Callable[[str], AwsClie
     lock = threading.Lock()
 
     def live(region: str) -> AwsClients:
-        with lock:
-            return session_clients(session, region)
+        return session_clients(session, region, lock)
 
     return _cached(live, known)
 

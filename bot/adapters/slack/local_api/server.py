@@ -26,6 +26,8 @@ from bot.adapters.slack.local_api.checks import refusal
 from bot.adapters.slack.local_api.conversations import Conversations
 from bot.adapters.slack.local_api.files import Files
 
+SHUTDOWN_POLL_S = 0.02
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -76,8 +78,13 @@ class LocalSlackApi(Conversations, Files):
                 return
 
         self.server = _Server(("127.0.0.1", 0), Handler)
+        # A short poll so that closing it (every test, every shell exit) does not wait for
+        # socketserver's default half second.
         self.thread = threading.Thread(
-            target=self.server.serve_forever, name="local-slack-api", daemon=True
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": SHUTDOWN_POLL_S},
+            name="local-slack-api",
+            daemon=True,
         )
         self.thread.start()
 
