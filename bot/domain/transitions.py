@@ -33,7 +33,8 @@ class TransitionRefused(ValueError):
     """The person may not make this change now; the message says why."""
 
 
-def _moved(record: CapacityRecord, event: Event, **update: object) -> Transition:
+def moved(record: CapacityRecord, event: Event, **update: object) -> Transition:
+    """The record with `update` applied, as the transition `event`."""
     return Transition(record.model_copy(update=update), event)
 
 
@@ -45,7 +46,7 @@ def quoted(record: CapacityRecord, quote: Quote, now: datetime) -> Transition | 
     names the region chosen, the one the offerings shown (and bought) are in."""
     if record.state is not State.DRAFT:
         return None
-    return _moved(
+    return moved(
         record,
         on.Quoted(),
         state=State.QUOTED,
@@ -58,7 +59,7 @@ def quoted(record: CapacityRecord, quote: Quote, now: datetime) -> Transition | 
 def quote_failed(record: CapacityRecord, failure: str) -> Transition | None:
     if record.state is not State.DRAFT:
         return None
-    return _moved(record, on.QuoteFailed(), state=State.FAILED, failure=failure)
+    return moved(record, on.QuoteFailed(), state=State.FAILED, failure=failure)
 
 
 def submitted(
@@ -72,7 +73,7 @@ def submitted(
 ) -> Transition:
     """quoted -> pending_approval (what may be submitted is checked before: the
     submission rules and the team's budget, whose line the card shows)."""
-    return _moved(
+    return moved(
         record,
         on.Submitted(),
         state=State.PENDING_APPROVAL,
@@ -97,14 +98,14 @@ def cancelled(record: CapacityRecord, user: str, now: datetime) -> Transition:
             f"Request {record.id} is {record.state.label}: only requests that are not "
             "approved yet (or On-Demand and Spot before their window opens) can be cancelled."
         )
-    return _moved(record, on.Cancelled(), state=State.CANCELLED, updated_at=now)
+    return moved(record, on.Cancelled(), state=State.CANCELLED, updated_at=now)
 
 
 def timed_out(record: CapacityRecord, now: datetime) -> Transition | None:
     """pending_approval -> timed_out; nothing when it was decided meanwhile."""
     if record.state is not State.PENDING_APPROVAL:
         return None
-    return _moved(record, on.TimedOut(), state=State.TIMED_OUT, updated_at=now)
+    return moved(record, on.TimedOut(), state=State.TIMED_OUT, updated_at=now)
 
 
 def _window_not_open(record: CapacityRecord, now: datetime) -> bool:
@@ -126,7 +127,7 @@ def card_posted(record: CapacityRecord, message: SlackMessage) -> Transition | N
     """The card is remembered once: a second post (a retried job) keeps the first."""
     if record.approval_message is not None:
         return None
-    return _moved(record, on.CardPosted(), approval_message=message)
+    return moved(record, on.CardPosted(), approval_message=message)
 
 
 # --- after the end -------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def cleaned_up(record: CapacityRecord, prompt: CleanupPrompt) -> Transition | No
     """expired -> cleaned_up: nothing tagged for the request is left."""
     if record.state is not State.EXPIRED:
         return None
-    return _moved(record, on.CleanedUp(), state=State.CLEANED_UP, cleanup=prompt)
+    return moved(record, on.CleanedUp(), state=State.CLEANED_UP, cleanup=prompt)
 
 
 def cleanup_step(
@@ -146,7 +147,7 @@ def cleanup_step(
     (that answer's job takes over)."""
     if record.state is not State.EXPIRED or (record.cleanup or CleanupPrompt()) != expected:
         return None
-    return _moved(record, on.CleanupStepTaken(), cleanup=prompt)
+    return moved(record, on.CleanupStepTaken(), cleanup=prompt)
 
 
 def cleanup_answered(
@@ -167,4 +168,4 @@ def cleanup_answered(
         prompt = answer(record.cleanup or CleanupPrompt(), choice, who.user, now)
     except AnswerRefused as exc:
         raise TransitionRefused(str(exc).capitalize() + ".") from exc
-    return _moved(record, on.CleanupAnswered(), cleanup=prompt)
+    return moved(record, on.CleanupAnswered(), cleanup=prompt)

@@ -39,10 +39,17 @@ class Change:
 
     @classmethod
     def of(
-        cls, step: Transition | None, action: str, actor: str, detail: str = ""
+        cls,
+        step: Transition | None,
+        action: str,
+        actor: str,
+        detail: str = "",
+        usd: float | None = None,
     ) -> Change | None:
         """A domain transition (None: it no longer applies) as the change to write."""
-        return None if step is None else cls(step.record, step.event, action, actor, detail)
+        if step is None:
+            return None
+        return cls(step.record, step.event, action, actor, detail, usd)
 
 
 class RequestChanges:

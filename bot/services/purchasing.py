@@ -18,21 +18,15 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from bot.domain import events as on
+from bot.domain import purchase_steps as steps
 from bot.domain.audit import BOT
-from bot.domain.buy_once import Stage, Step, lease, look_again_at, next_step
+from bot.domain.buy_once import Stage, Step, look_again_at, next_step
 from bot.domain.comparison import OptionKind
-from bot.domain.lifecycle import TRANSITIONS, State
-from bot.domain.purchase import (
-    block_limit_refusal,
-    client_token,
-    lifecycle_state,
-    offering_moved,
-    plan_name,
-    purchase_tags,
-)
+from bot.domain.lifecycle import State
+from bot.domain.purchase import block_limit_refusal, offering_moved, purchase_tags
+from bot.domain.purchase_steps import MARKED_FAILED
 from bot.domain.recommendation import Quote
-from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
+from bot.domain.records import CapacityRecord, Reservation
 from bot.services.actor import Actor, NotAllowed
 from bot.services.changes import Change, RequestChanges
 from bot.services.jobs import RetryLater
@@ -126,52 +120,31 @@ class PurchaseService:
         raise RetryLater(again, "purchase outcome unknown: looking in AWS again")
 
     def _schedule_window(self, record: CapacityRecord) -> CapacityRecord | None:
-        def scheduled(r: CapacityRecord) -> Change | None:
-            if r.state is not State.APPROVED:
-                return None
-            new = r.model_copy(update={"state": State.SCHEDULED, "updated_at": self.clock.now()})
-            why = "nothing to buy: runs in its window"
-            return Change(new, on.WindowScheduled(), "scheduled", BOT, why)
-
-        saved, _ = self.changes.apply(record.id, scheduled)
+        why = "nothing to buy: runs in its window"
+        saved, _ = self.changes.apply(
+            record.id,
+            lambda r: Change.of(steps.window_scheduled(r, self.clock.now()), "scheduled", BOT, why),
+        )
         return saved
 
     def _begin_attempt(self, record: CapacityRecord) -> CapacityRecord | None:
         """Win approved -> purchasing (or a new attempt after a refused one) and record
         the attempt; None when someone else won."""
         assert record.choice is not None
-        expected_state, expected_attempts = record.state, len(record.attempts)
+        seen_state, seen_attempts = record.state, len(record.attempts)
 
         def begin(r: CapacityRecord) -> Change | None:
-            if r.state is not expected_state or len(r.attempts) != expected_attempts:
+            step = steps.attempt_started(
+                r, seen_state, seen_attempts, self.namespace, self.default_account, self.clock.now()
+            )
+            if step is None:
                 return None
-            assert r.choice is not None
-            account = r.request.account or self.default_account
-            number = len(r.attempts) + 1
-            kind = r.choice.kind
-            token = {
-                OptionKind.TRAINING_PLAN: plan_name(self.namespace, r.id, number),
-                OptionKind.ON_DEMAND_RESERVATION: client_token(self.namespace, r.id, number),
-            }.get(kind, r.id)
-            attempt = PurchaseAttempt(
-                at=self.clock.now(),
-                kind=kind,
-                offering_id=r.choice.offering_id,
-                account=account,
-                region=r.request.region,
-                approved_usd=r.choice.total_usd,
-                lease_until=lease(self.clock.now()),
-                token=token,
+            attempt = step.record.attempts[-1]
+            detail = (
+                f"attempt {len(step.record.attempts)}: {attempt.kind.value} "
+                f"{attempt.offering_id or ''} in {attempt.account}"
             )
-            new = r.model_copy(
-                update={
-                    "state": State.PURCHASING,
-                    "attempts": (*r.attempts, attempt),
-                    "updated_at": self.clock.now(),
-                }
-            )
-            detail = f"attempt {number}: {kind.value} {r.choice.offering_id or ''} in {account}"
-            return Change(new, on.PurchaseStarted(), "purchasing", BOT, detail.replace("  ", " "))
+            return Change.of(step, "purchasing", BOT, detail.replace("  ", " "))
 
         saved, change = self.changes.apply(record.id, begin)
         return saved if change is not None else None
@@ -246,26 +219,14 @@ class PurchaseService:
     ) -> CapacityRecord | None:
         """Keep what AWS returned and move to the state AWS reports."""
         reservation = reservation.model_copy(update={"checked_at": self.clock.now()})
-        target = lifecycle_state(reservation.kind, reservation.state) or State.PAYMENT_PENDING
+        detail = (
+            f"{reservation.kind.value} {reservation.id} in {reservation.account} "
+            f"({reservation.state})"
+        )
 
         def recorded(r: CapacityRecord) -> Change | None:
-            if r.state not in (State.PURCHASING, State.PURCHASE_UNKNOWN):
-                return None
-            state = target if target in TRANSITIONS[r.state] else State.PAYMENT_PENDING
-            failure = reservation.state_reason or None if state is State.FAILED else None
-            new = r.model_copy(
-                update={
-                    "state": state,
-                    "reservation": reservation,
-                    "failure": failure,
-                    "updated_at": self.clock.now(),
-                }
-            )
-            detail = (
-                f"{reservation.kind.value} {reservation.id} in {reservation.account} "
-                f"({reservation.state})"
-            )
-            return Change(new, on.Bought(), action, BOT, detail, usd=reservation.fee_usd)
+            step = steps.bought(r, reservation, self.clock.now())
+            return Change.of(step, action, BOT, detail, usd=reservation.fee_usd)
 
         saved, _ = self.changes.apply(request_id, recorded)
         return saved
@@ -290,20 +251,18 @@ class PurchaseService:
         refused and try again later."""
         attempt = record.attempt
         assert attempt is not None
-        refused = attempt.model_copy(update={"refused": error.problem.value})
         what = (
             "AWS throttled the purchase"
             if error.problem is PurchaseProblem.THROTTLED
             else (f"AWS could not be asked ({error.code})")
         )
-
-        def mark(r: CapacityRecord) -> Change | None:
-            if r.state is not State.PURCHASING or r.attempt != attempt:
-                return None
-            new = r.model_copy(update={"attempts": (*r.attempts[:-1], refused)})
-            return Change(new, on.PurchaseRetrying(), error.problem.value, BOT, f"{what} ({times})")
-
-        self.changes.apply(record.id, mark)
+        problem = error.problem.value
+        self.changes.apply(
+            record.id,
+            lambda r: Change.of(
+                steps.attempt_refused(r, attempt, problem), problem, BOT, f"{what} ({times})"
+            ),
+        )
         delay = timedelta(seconds=30 * 2 ** (times - 1))
         raise RetryLater(self.clock.now() + delay, what)
 
@@ -316,34 +275,21 @@ class PurchaseService:
             log.exception("%s: quoting again failed", record.id)
             quote = record.quote
 
-        def requoted(r: CapacityRecord) -> Change | None:
-            if r.state not in (State.PURCHASING, State.APPROVED):
-                return None
-            new = r.model_copy(
-                update={
-                    "state": State.QUOTED,
-                    "quote": quote,
-                    "approvals": (),
-                    "approval_deadline": None,
-                    "failure": f"Nothing was bought: {why}.",
-                    "updated_at": self.clock.now(),
-                }
-            )
-            return Change(new, on.Requoted(), "re-quoted", BOT, why)
-
-        saved, _ = self.changes.apply(record.id, requoted)
+        saved, _ = self.changes.apply(
+            record.id,
+            lambda r: Change.of(
+                steps.requoted(r, quote, why, self.clock.now()), "re-quoted", BOT, why
+            ),
+        )
         return saved
 
     def _fail(self, record: CapacityRecord, why: str) -> CapacityRecord | None:
-        def failed(r: CapacityRecord) -> Change | None:
-            if State.FAILED not in TRANSITIONS[r.state] or r.state.final:
-                return None
-            new = r.model_copy(
-                update={"state": State.FAILED, "failure": why, "updated_at": self.clock.now()}
-            )
-            return Change(new, on.PurchaseFailed(), "failed", BOT, why)
-
-        saved, _ = self.changes.apply(record.id, failed)
+        saved, _ = self.changes.apply(
+            record.id,
+            lambda r: Change.of(
+                steps.purchase_failed(r, why, self.clock.now()), "failed", BOT, why
+            ),
+        )
         return saved
 
     # --- crash safety ----------------------------------------------------------------------
@@ -368,23 +314,11 @@ class PurchaseService:
             return record
 
         def unknown(r: CapacityRecord) -> Change | None:
-            if r.state is not State.PURCHASING or r.attempt != attempt:
+            step = steps.outcome_unknown(r, attempt, self.clock.now())
+            if step is None:
                 return None
-            said = (
-                f"The purchase ({attempt.kind.label}, attempt {len(r.attempts)}) may or may not "
-                f"have happened, and AWS shows nothing tagged {r.id} in {attempt.account} yet. "
-                "The bot looks again for two hours and never buys it again; check the "
-                "account, then press Check again or Mark failed."
-            )
-            new = r.model_copy(
-                update={
-                    "state": State.PURCHASE_UNKNOWN,
-                    "failure": said,
-                    "updated_at": self.clock.now(),
-                }
-            )
-            detail = f"{why}: {said}" if why else said
-            return Change(new, on.PurchaseUnknown(), "purchase unknown", BOT, detail)
+            said = step.record.failure or ""
+            return Change.of(step, "purchase unknown", BOT, f"{why}: {said}" if why else said)
 
         saved, _ = self.changes.apply(record.id, unknown)
         return saved
@@ -404,18 +338,12 @@ class PurchaseService:
         never buys it again. Raises NotAllowed for anyone else."""
         if not actor.is_approver:
             raise NotAllowed("Only approvers can mark a purchase failed.")
-        user = actor.user
-
-        def failed(r: CapacityRecord) -> Change | None:
-            if r.state is not State.PURCHASE_UNKNOWN:
-                return None
-            why = "Marked failed: nothing was bought."
-            new = r.model_copy(
-                update={"state": State.FAILED, "failure": why, "updated_at": self.clock.now()}
-            )
-            return Change(new, on.MarkedFailed(), "marked failed", user, why)
-
-        saved, _ = self.changes.apply(request_id, failed)
+        saved, _ = self.changes.apply(
+            request_id,
+            lambda r: Change.of(
+                steps.marked_failed(r, self.clock.now()), "marked failed", actor.user, MARKED_FAILED
+            ),
+        )
         return saved
 
     # --- tracking ----------------------------------------------------------------------------

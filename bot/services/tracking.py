@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from bot.domain import events as on
+from bot.domain import purchase_steps as steps
 from bot.domain.audit import BOT
 from bot.domain.lifecycle import TRANSITIONS, State
 from bot.domain.purchase import lifecycle_state
@@ -60,19 +60,8 @@ class ReservationTracker:
         self, record: CapacityRecord, fresh: Reservation, target: State | None
     ) -> CapacityRecord | None:
         def followed(r: CapacityRecord) -> Change | None:
-            if r.version != record.version:
-                return None
-            state = r.state
-            if target is not None and target is not r.state and target in TRANSITIONS[r.state]:
-                state = target
-            update: dict[str, object] = {"reservation": fresh, "updated_at": self.clock.now()}
-            if state is State.FAILED:
-                update["failure"] = (
-                    f"AWS reports {fresh.state}: {fresh.state_reason or 'no reason given'}"
-                )
-            new = r.model_copy(update={**update, "state": state})
-            tracked = on.Tracked(moved_on=state is not r.state)
-            return Change(new, tracked, "tracked", BOT, f"AWS: {fresh.state}")
+            step = steps.tracked(r, record.version, fresh, target, self.clock.now())
+            return Change.of(step, "tracked", BOT, f"AWS: {fresh.state}")
 
         saved, _ = self.changes.apply(record.id, followed)
         return saved
@@ -87,14 +76,13 @@ class ReservationTracker:
             raise RetryLater(request.start, "waiting for the window to open")
         saved = record
         if target is not record.state and target in TRANSITIONS[record.state]:
+            seen = record.state
 
-            def moved(r: CapacityRecord) -> Change | None:
-                if r.state is not record.state:
-                    return None
-                new = r.model_copy(update={"state": target, "updated_at": self.clock.now()})
-                return Change(new, on.WindowMovedOn(), target.value, BOT, "its window")
+            def moved_on(r: CapacityRecord) -> Change | None:
+                step = steps.window_moved_on(r, seen, target, self.clock.now())
+                return Change.of(step, target.value, BOT, "its window")
 
-            saved = self.changes.apply(record.id, moved)[0] or record
+            saved = self.changes.apply(record.id, moved_on)[0] or record
         if saved.state is State.EXPIRED:
             return saved
         raise RetryLater(request.end, "waiting for the window to close")
