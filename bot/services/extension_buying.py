@@ -14,8 +14,8 @@ import logging
 from datetime import datetime
 
 from bot.blocks.text import usd, when
-from bot.domain import events as on
-from bot.domain.buy_once import Stage, Step, first_look, lease, look_again_at, next_step
+from bot.domain import extension_steps as steps
+from bot.domain.buy_once import Stage, Step, first_look, look_again_at, next_step
 from bot.domain.extension import Extension, ExtensionStatus, price_moved
 from bot.domain.records import CapacityRecord, Reservation
 from bot.services.changes import BOT, Change, RequestChanges
@@ -121,58 +121,31 @@ class ExtensionBuyer:
     def _claim(self, record: CapacityRecord, ext: Extension) -> CapacityRecord | None:
         """approved -> purchasing, with the attempt and its lease: exactly one caller wins."""
         now = self.clock.now()
+        what = ext.offer.offering_id[:80]
 
         def claim(r: CapacityRecord) -> Change | None:
-            if r.extension is None or r.extension.number != ext.number:
-                return None
-            if r.extension.status is not ExtensionStatus.APPROVED:
-                return None
-            new_ext = r.extension.model_copy(
-                update={
-                    "status": ExtensionStatus.PURCHASING,
-                    "attempt_at": now,
-                    "lease_until": lease(now),
-                }
-            )
-            new = r.model_copy(update={"extension": new_ext})
-            started = on.ExtensionPurchaseStarted(ext.number)
-            return Change(new, started, "extension-purchasing", BOT, ext.offer.offering_id[:80])
+            step = steps.purchase_started(r, ext.number, now)
+            return Change.of(step, "extension-purchasing", BOT, what)
 
         saved, change = self.changes.apply(record.id, claim)
         return saved if change is not None else None
 
     def _finish(self, record: CapacityRecord, ext: Extension, res: Reservation, how: str) -> None:
+        fee = ext.offer.fee_usd
+        detail = f"{how}: ends {when(res.end)}, {usd(fee)}"
+
         def done(r: CapacityRecord) -> Change | None:
-            if r.extension is None or r.extension.number != ext.number:
-                return None
-            if r.extension.status not in (ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN):
-                return None
-            new_ext = r.extension.model_copy(update={"status": ExtensionStatus.BOUGHT})
-            extended = round(r.extended_usd + ext.offer.fee_usd, 2)
-            update = {"extension": new_ext, "reservation": res, "extended_usd": extended}
-            new = r.model_copy(update=update)
-            detail = f"{how}: ends {when(res.end)}, {usd(ext.offer.fee_usd)}"
-            bought = on.ExtensionBought(ext.number)
-            return Change(new, bought, "extension-bought", BOT, detail, usd=ext.offer.fee_usd)
+            step = steps.bought(r, ext.number, res)
+            return Change.of(step, "extension-bought", BOT, detail, usd=fee)
 
         self.changes.apply(record.id, done)
 
     def _unknown(self, record: CapacityRecord, ext: Extension, why: str) -> None:
+        said = steps.UNKNOWN_SAID
+        detail = f"{why}: {said}" if why else said
+
         def unknown(r: CapacityRecord) -> Change | None:
-            if r.extension is None or r.extension.number != ext.number:
-                return None
-            if r.extension.status is not ExtensionStatus.PURCHASING:
-                return None
-            said = (
-                "the purchase may or may not have happened, and AWS does not show the new end "
-                "yet; the bot looks again for two hours and never buys it again"
-            )
-            new_ext = r.extension.model_copy(
-                update={"status": ExtensionStatus.UNKNOWN, "reason": said}
-            )
-            new = r.model_copy(update={"extension": new_ext})
-            detail = f"{why}: {said}" if why else said
-            return Change(new, on.ExtensionUnknown(ext.number), "extension-unknown", BOT, detail)
+            return Change.of(steps.outcome_unknown(r, ext.number), "extension-unknown", BOT, detail)
 
         self.changes.apply(record.id, unknown)
 
@@ -180,15 +153,8 @@ class ExtensionBuyer:
         """Nothing was bought (the answer was certain, or nothing was sent)."""
 
         def failed(r: CapacityRecord) -> Change | None:
-            if r.extension is None or r.extension.number != ext.number:
-                return None
-            if r.extension.status is not ExtensionStatus.PURCHASING:
-                return None
-            new_ext = r.extension.model_copy(
-                update={"status": ExtensionStatus.FAILED, "reason": reason}
-            )
-            new = r.model_copy(update={"extension": new_ext})
-            return Change(new, on.ExtensionFailed(ext.number), "extension-failed", BOT, reason)
+            step = steps.purchase_failed(r, ext.number, reason)
+            return Change.of(step, "extension-failed", BOT, reason)
 
         self.changes.apply(record.id, failed)
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.blocks.elements import section
 from bot.blocks.reminders import extension_card
 from bot.blocks.text import clip, esc, quoted, usd, when
-from bot.domain import events as on
+from bot.domain import extension_steps as steps
 from bot.domain.approval import SpendingPolicy, judge_budget
 from bot.domain.decisions import Outcome
 from bot.domain.extension import (
@@ -36,7 +36,6 @@ from bot.domain.extension import (
     Extension,
     ExtensionStatus,
     approver_refusal,
-    decide,
     extension_hours_valid,
     extension_refusal,
 )
@@ -153,22 +152,11 @@ class ExtensionService:
             raise ExtensionError(f"{request_id} cannot be extended: {spend.refusal}.")
         now = self.clock.now()
 
+        detail = f"{hours // 24} d to {when(offer.end)} for {usd(offer.fee_usd)}"
+
         def asked(r: CapacityRecord) -> Change | None:
-            if r.extension is not None and r.extension.status.open:
-                return None
-            number = (r.extension.number + 1) if r.extension else 1
-            ext = Extension(
-                number=number,
-                offer=offer,
-                requested_by=user,
-                requested_at=now,
-                required_approvals=spend.approvals,
-                paid_before_usd=paid,
-                budget=budget,
-            )
-            detail = f"{hours // 24} d to {when(offer.end)} for {usd(offer.fee_usd)}"
-            new = r.model_copy(update={"extension": ext})
-            return Change(new, on.ExtensionAsked(number), "extension-asked", user, detail)
+            step = steps.asked(r, offer, user, now, spend.approvals, paid, budget)
+            return Change.of(step, "extension-asked", user, detail)
 
         saved, change = self.changes.apply(request_id, asked)
         if saved is None or change is None or saved.extension is None:
@@ -224,13 +212,11 @@ class ExtensionService:
         if posted is None:
             return
 
+        at = f"{posted.channel} {posted.ts}"
+
         def remember(r: CapacityRecord) -> Change | None:
-            if r.extension is None or r.extension.number != job.number:
-                return None
-            where = {"card_channel": posted.channel, "card_ts": posted.ts}
-            new = r.model_copy(update={"extension": r.extension.model_copy(update=where)})
-            at = f"{posted.channel} {posted.ts}"
-            return Change(new, on.ExtensionCardPosted(job.number), "extension-card-posted", BOT, at)
+            step = steps.card_posted(r, job.number, posted.channel, posted.ts)
+            return Change.of(step, "extension-card-posted", BOT, at)
 
         saved, _ = self.changes.apply(record.id, remember)
         if saved is not None and saved.extension and not saved.extension.status.open:
@@ -246,7 +232,7 @@ class ExtensionService:
         record = self.store.get(request_id)
         if record is None:
             return None, f"There is no request {request_id}."
-        why = _decision_refusal(record, number, actor.user, actor.is_approver)
+        why = steps.decision_refusal(record, number, actor.user, actor.is_approver)
         return (record.extension if why is None else None), why
 
     def decide(
@@ -265,27 +251,22 @@ class ExtensionService:
         outcomes: list[Outcome] = []
 
         def decided(r: CapacityRecord) -> Change | None:
-            why = _decision_refusal(r, number, user, is_approver)
-            if why is not None:
-                refused.append(why)
+            decision = steps.decided(r, number, user, is_approver, approve, reason, now)
+            if decision.refusal is not None:
+                refused.append(decision.refusal)
+            if decision.outcome is not None:
+                outcomes.append(decision.outcome)
+            if decision.step is None:
                 return None
-            ext = r.extension
-            assert ext is not None  # checked by _decision_refusal
-            decision = decide(ext, user, is_approver, r.requester, approve, reason, now)
-            outcomes.append(decision.outcome)
-            if not decision.outcome.changed:
-                return None
-            new = r.model_copy(update={"extension": decision.extension})
-            fee = ext.offer.fee_usd
+            fee = r.extension.offer.fee_usd if r.extension else None
             if decision.outcome is Outcome.PARTIAL:
-                got = f"{len(decision.extension.approvals)} of {ext.required_approvals}"
-                recorded = on.ExtensionApprovalRecorded(number)
-                return Change(new, recorded, "extension-approval", user, got, usd=fee)
+                ext = decision.step.record.extension
+                assert ext is not None
+                got = f"{len(ext.approvals)} of {ext.required_approvals}"
+                return Change.of(decision.step, "extension-approval", user, got, usd=fee)
             if approve:
-                approved = on.ExtensionApproved(number)
-                return Change(new, approved, "extension-approved", user, reason, usd=fee)
-            rejected = on.ExtensionRejected(number)
-            return Change(new, rejected, "extension-rejected", user, reason)
+                return Change.of(decision.step, "extension-approved", user, reason, usd=fee)
+            return Change.of(decision.step, "extension-rejected", user, reason)
 
         record, change = self.changes.apply(request_id, decided)
         if record is None:
@@ -353,13 +334,3 @@ def paid_so_far(record: CapacityRecord) -> float:
     if record.reservation is not None and record.reservation.fee_usd is not None:
         return record.reservation.fee_usd
     return record.total_usd or 0.0
-
-
-def _decision_refusal(
-    record: CapacityRecord, number: int, user: str, is_approver: bool
-) -> str | None:
-    ext = record.extension
-    if ext is None or ext.number != number:
-        return f"That extension of {record.id} was replaced by a newer one."
-    why = approver_refusal(ext, user, is_approver, record.requester)
-    return why[0].upper() + why[1:] + "." if why is not None else None
