@@ -246,3 +246,48 @@ def report_card(record: CapacityRecord, on_demand_hourly: float | None) -> Repor
         billed_instance_hours=usage.billed_instance_hours,
         on_demand_usd=round(od, 2) if od is not None else None,
     )
+
+
+# --- the record's steps ---------------------------------------------------------------------
+
+
+def bills_now(record: CapacityRecord, now: datetime) -> bool:
+    """A reservation that bills whether anything runs, inside its window."""
+    res = record.reservation
+    return res is not None and res.kind in BILLS_WHEN_IDLE and res.start <= now < res.end
+
+
+def sampled(
+    record: CapacityRecord, sample: Sample, idle_alert: timedelta, write_every: timedelta
+) -> Transition | None:
+    """`sample` folded into the request's usage, with the idle step it makes due (the
+    step is decided here, in the write that records it, so that it is told once). None
+    when nothing that matters changed: the same count, no step due, and the last write
+    younger than `write_every` (folding the sample later gives the same hours)."""
+    if record.state not in MEASURED:
+        return None
+    now = sample.at
+    old = record.usage
+    usage = advance(old, sample, window_of(record))
+    step = alert_due(usage, now, idle_alert) if bills_now(record, now) else IdleStep.NONE
+    if step is not IdleStep.NONE:
+        usage = usage.model_copy(update={"idle_alerts": int(step)})
+    last = old.last_sample_at if old is not None else None
+    stale = last is None or now - last >= write_every
+    if old is not None and not stale and old.running == usage.running and not step:
+        return None
+    stretch = usage.idle_since.isoformat() if usage.idle_since and step else ""
+    return Transition(
+        record.model_copy(update={"usage": usage}), on.Sampled(alert=int(step), stretch=stretch)
+    )
+
+
+def usage_closed(record: CapacityRecord) -> Transition | None:
+    """Once it ended: the last count held to the end of the window (the report card's
+    figures come from this). None when that changes nothing."""
+    if record.state not in (State.EXPIRED, State.CLEANED_UP) or record.reservation is None:
+        return None
+    usage = until_end(record.usage, window_of(record))
+    if usage == record.usage:
+        return None
+    return Transition(record.model_copy(update={"usage": usage}), on.Sampled())

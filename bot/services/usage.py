@@ -23,22 +23,18 @@ from pydantic import BaseModel, ConfigDict
 from bot.blocks.reminders import Message
 from bot.blocks.text import when
 from bot.blocks.usage import idle_alert, idle_escalation, report_card
-from bot.domain import events as on
+from bot.domain import sampling as steps
 from bot.domain.catalog import Catalog, PriceKind
 from bot.domain.comparison import OptionKind
+from bot.domain.events import Sampled
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.sampling import (
-    BILLS_WHEN_IDLE,
     MEASURED,
     IdleStep,
     Sample,
-    advance,
-    alert_due,
     hourly_usd,
     released,
-    until_end,
-    window_of,
 )
 from bot.domain.sampling import report_card as card_figures
 from bot.domain.transitions import TransitionRefused
@@ -107,11 +103,6 @@ def target_of(record: CapacityRecord) -> Target:
     return Target(res.account, res.region, measure, res.id)
 
 
-def bills_now(record: CapacityRecord, now: datetime) -> bool:
-    res = record.reservation
-    return res is not None and res.kind in BILLS_WHEN_IDLE and res.start <= now < res.end
-
-
 class UsageService:
     def __init__(
         self,
@@ -168,25 +159,17 @@ class UsageService:
         now = sample.at
 
         def sampled(r: CapacityRecord) -> Change | None:
-            if r.state not in LIVE:
+            step = steps.sampled(r, sample, self.idle_alert, WRITE_EVERY)
+            if step is None:
                 return None
-            old = r.usage
-            usage = advance(old, sample, window_of(r))
-            step = alert_due(usage, now, self.idle_alert) if bills_now(r, now) else IdleStep.NONE
-            if step is not IdleStep.NONE:
-                usage = usage.model_copy(update={"idle_alerts": int(step)})
-            last = old.last_sample_at if old is not None else None
-            stale = last is None or now - last >= WRITE_EVERY
-            if old is not None and not stale and old.running == usage.running and not step:
-                return None
-            stretch = usage.idle_since.isoformat() if usage.idle_since and step else ""
-            event = on.Sampled(alert=int(step), stretch=stretch)
-            new = r.model_copy(update={"usage": usage})
+            usage = step.record.usage
+            assert usage is not None
             pct = usage.utilisation_pct
             detail = f"{sample.running} running; {pct:.0f}% used so far" if pct is not None else ""
-            if step is not IdleStep.NONE:
-                detail += f"; idle since {when(usage.idle_since or now)}: {step.name.lower()}"
-            return Change(new, event, "sampled", BOT, detail)
+            if isinstance(step.event, Sampled) and step.event.alert:
+                alert = IdleStep(step.event.alert)
+                detail += f"; idle since {when(usage.idle_since or now)}: {alert.name.lower()}"
+            return Change.of(step, "sampled", BOT, detail)
 
         if sampled(seen) is None:
             return seen  # nothing to write on what was just read: no second read
@@ -285,14 +268,11 @@ class UsageService:
 
     def _final_usage(self, request_id: str) -> CapacityRecord | None:
         def closed(r: CapacityRecord) -> Change | None:
-            if r.state not in (State.EXPIRED, State.CLEANED_UP) or r.reservation is None:
+            step = steps.usage_closed(r)
+            if step is None or step.record.usage is None:
                 return None
-            usage = until_end(r.usage, window_of(r))
-            if usage == r.usage:
-                return None
-            detail = f"{usage.used_instance_hours:.1f} instance-hours used in all"
-            new = r.model_copy(update={"usage": usage})
-            return Change(new, on.Sampled(), "sampled", BOT, detail)
+            detail = f"{step.record.usage.used_instance_hours:.1f} instance-hours used in all"
+            return Change.of(step, "sampled", BOT, detail)
 
         record, _ = self.changes.apply(request_id, closed)
         if record is None or record.state not in (State.EXPIRED, State.CLEANED_UP):
