@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.domain import events as on
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Choice, Reservation
@@ -20,8 +21,10 @@ from bot.domain.sampling import (
     idle_step,
     released,
     report_card,
+    sampled,
     so_far,
     until_end,
+    usage_closed,
 )
 from bot.domain.transitions import TransitionRefused
 from bot.domain.utilisation import Usage
@@ -196,3 +199,38 @@ def test_release_ends_an_odcr_now_and_starts_its_cleanup() -> None:
     block = record_with_reservation(OptionKind.CAPACITY_BLOCK, T0, end, instances=2)
     with pytest.raises(TransitionRefused, match="Capacity Block cannot be cancelled"):
         released(block, _Who(record.requester), now)
+
+
+def test_a_sample_is_written_when_the_count_changes_or_an_idle_step_falls_due() -> None:
+    end = T0 + timedelta(days=2)
+    record = record_with_reservation(OptionKind.CAPACITY_BLOCK, T0, end, instances=2)
+    alert, every = timedelta(hours=2), timedelta(hours=6)
+    first = sampled(record, Sample(T0 + timedelta(minutes=5), 2), alert, every)
+    assert first is not None and first.event == on.Sampled(alert=0, stretch="")
+    busy = first.record
+    assert sampled(busy, Sample(T0 + timedelta(minutes=10), 2), alert, every) is None
+    idle = sampled(busy, Sample(T0 + timedelta(minutes=15), 0), alert, every)
+    assert idle is not None and idle.record.usage is not None
+    since = idle.record.usage.idle_since
+    assert since == T0 + timedelta(minutes=15) and idle.event == on.Sampled(alert=0, stretch="")
+    due = sampled(idle.record, Sample(since + alert, 0), alert, every)
+    assert due is not None and due.record.usage is not None
+    assert due.event == on.Sampled(alert=int(IdleStep.TELL), stretch=since.isoformat())
+    # The step is decided with the write that records it: the same stretch, never twice.
+    assert (
+        sampled(due.record, Sample(since + alert + timedelta(minutes=5), 0), alert, every) is None
+    )
+    ended = due.record.model_copy(update={"state": State.EXPIRED})
+    assert sampled(ended, Sample(since + alert, 0), alert, every) is None
+
+
+def test_the_last_count_is_held_to_the_end_once_it_ended() -> None:
+    end = T0 + timedelta(hours=10)
+    record = record_with_reservation(OptionKind.CAPACITY_BLOCK, T0, end, instances=2)
+    step = sampled(record, Sample(T0, 2), timedelta(hours=2), timedelta(hours=6))
+    assert step is not None
+    assert usage_closed(step.record) is None  # still active
+    closed = usage_closed(step.record.model_copy(update={"state": State.EXPIRED}))
+    assert closed is not None and closed.record.usage is not None
+    assert closed.record.usage.used_instance_hours == pytest.approx(20.0)
+    assert usage_closed(closed.record) is None  # nothing more to hold
