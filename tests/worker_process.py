@@ -18,7 +18,10 @@ from bot.worker import Worker
 
 
 def main() -> None:
-    logging.basicConfig(level=os.environ.get("WORKER_LOG_LEVEL", "WARNING"))
+    logging.basicConfig(
+        level=os.environ.get("WORKER_LOG_LEVEL", "WARNING"),
+        format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s",
+    )
     services = build_services(Settings())
     lease = timedelta(seconds=float(os.environ.get("WORKER_LEASE_SECONDS", "5")))
     concurrency = int(os.environ.get("WORKER_CONCURRENCY", "8"))
