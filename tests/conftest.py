@@ -13,7 +13,9 @@ import uuid
 from collections.abc import Generator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import botocore.client
 import botocore.endpoint
 import pytest
 import redis
@@ -65,6 +67,28 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     paths = [str(arg).split("::")[0].rstrip("/") for arg in config.args]
     computing = bool(paths) and all(p.startswith(_COMPUTING) for p in paths)
     return cores if computing else 2 * cores
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _client_classes_built_once() -> Iterator[None]:
+    """botocore builds a new class for every client it makes (a method and a docstring per
+    operation: about 30 ms for EC2's 700), and the suite makes thousands of clients of a
+    few services, a quarter of its CPU. Each class is built once per session and service
+    here; the clients, their configuration, events and the sandbox or moto on them are
+    still made per client, as the bot makes them."""
+    original = botocore.client.ClientCreator._create_client_class
+    built: dict[tuple[int, str, str], tuple[object, type]] = {}
+
+    def once(self: Any, service_name: str, service_model: Any) -> type:
+        emitter = self._event_emitter  # the session's: its handlers shape the class
+        key = (id(emitter), service_name, service_model.api_version)
+        if key not in built:  # the emitter is kept, so its id is never reused meanwhile
+            built[key] = (emitter, original(self, service_name, service_model))
+        return built[key][1]
+
+    botocore.client.ClientCreator._create_client_class = once  # type: ignore[method-assign]
+    yield
+    botocore.client.ClientCreator._create_client_class = original  # type: ignore[method-assign]
 
 
 class RetryPauses(list[float]):
