@@ -4,8 +4,9 @@ or raises `TransitionRefused` saying why a person may not make it.
 
 The services read, call one of these, and write the result with its audit entry
 (bot/services/changes.py); what each event causes is in bot/services/reactions.py.
-Purchases and extensions have their own steps (bot/domain/buy_once.py,
-bot/domain/extension.py).
+Buying and following what was bought have theirs in bot/domain/purchase_steps.py (which
+step comes next in bot/domain/buy_once.py), extensions in bot/domain/extension_steps.py,
+measured usage in bot/domain/sampling.py.
 """
 
 from __future__ import annotations
