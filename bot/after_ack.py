@@ -95,6 +95,9 @@ class AfterAck:
             self._start(task)
             with self._lock:
                 self._held_count -= 1
+                # The task may have finished already, and its `_done` found it still held.
+                if not self._pending and not self._held_count:
+                    self._idle.notify_all()
         tasks.clear()
 
     def _start(self, task: Task) -> None:
