@@ -555,6 +555,7 @@ def test_one_client_address_holds_at_most_its_share_of_connections(served: Serve
             sock.close()
 
 
+@pytest.mark.long
 def test_a_request_that_does_not_arrive_in_time_is_answered_408_and_closed(served: Served) -> None:
     started = time.monotonic()
     head = (

@@ -10,6 +10,7 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import redis
 
 from bot.app import build_services
@@ -31,6 +32,7 @@ CHANNEL = "C0APPROVALS"
 APPROVER = "U0APPROVER"
 
 
+@pytest.mark.long
 def test_a_card_posted_by_a_killed_worker_is_found_and_updated_not_posted_again(
     redis_url: str,
 ) -> None:

@@ -127,6 +127,7 @@ def wait_until(check: Any, timeout: float) -> bool:
 # Three worker processes and a Redis restart of its own. It shares the machine with the
 # rest of the suite (most of its time is the reminders' 30 s retry after an uncertain
 # post, spent asleep): its waits are for progress, with room for a busy machine.
+@pytest.mark.long
 @pytest.mark.timeout(300)
 def test_every_reminder_once_through_sigkill_redis_restart_429_and_500(aof_redis) -> None:  # type: ignore[no-untyped-def]
     state, url, port, workdir = aof_redis

@@ -4,9 +4,12 @@ counted at the fake Web API (the benchmark's run, smaller)."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.watches import once_through_a_kill
 
 
+@pytest.mark.long
 def test_every_match_is_delivered_once_through_two_workers_and_a_sigkill() -> None:
     outcome = once_through_a_kill(60, distinct=3, patience=90)
     assert outcome["delivered"] == 60

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from bot.adapters.store import RedisStore
@@ -201,6 +202,7 @@ class SlowResponses:
         self.server.server_close()
 
 
+@pytest.mark.long
 def test_sigterm_stops_a_worker_process_without_losing_a_job(
     redis_store: RedisStore, redis_url: str, namespace: str
 ) -> None:
