@@ -18,6 +18,8 @@ class ActionId(StrEnum):
     CLEANUP_NOT_MINE = "gpu_cleanup_not_mine"
     PURCHASE_CHECK = "gpu_purchase_check"  # look in AWS again for an unknown purchase
     PURCHASE_MARK_FAILED = "gpu_purchase_mark_failed"
+    EXTENSION_CHECK = "gpu_extension_check"  # look in AWS again for an unknown extension
+    EXTENSION_MARK_FAILED = "gpu_extension_mark_failed"
     DEPLOY_OPEN = "gpu_deploy_open"  # open the deploy form for an active plan
     DEPLOY_CLEANUP = "gpu_deploy_cleanup"  # delete a deployment's endpoint
     WATCH_STOP = "gpu_watch_stop"  # stop a watch for capacity

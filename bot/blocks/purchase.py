@@ -8,7 +8,7 @@ from typing import Any
 from bot.blocks.elements import actions, button, confirmed
 from bot.blocks.ids import ActionId
 from bot.blocks.text import esc, usd, when
-from bot.blocks.values import RequestRef
+from bot.blocks.values import ButtonValue, ExtensionRef, RequestRef
 from bot.domain.comparison import OptionKind
 from bot.domain.records import CapacityRecord, Reservation
 
@@ -29,12 +29,26 @@ def reservation_line(reservation: Reservation) -> str:
 
 def unknown_buttons(record: CapacityRecord) -> Block:
     """A purchase whose outcome is unknown: a person decides, the bot never re-buys."""
-    mark = button("Mark failed", ActionId.PURCHASE_MARK_FAILED, RequestRef(record.id), "danger")
+    ref = RequestRef(record.id)
+    return _decide_unknown(
+        f"purchase-unknown:{record.id}", ActionId.PURCHASE_CHECK, ActionId.PURCHASE_MARK_FAILED, ref
+    )
+
+
+def unknown_extension_buttons(request_id: str, number: int) -> Block:
+    """An extension whose purchase outcome is unknown: the same two decisions."""
+    ref = ExtensionRef(request_id, number)
+    return _decide_unknown(
+        f"extension-unknown:{ref}", ActionId.EXTENSION_CHECK, ActionId.EXTENSION_MARK_FAILED, ref
+    )
+
+
+def _decide_unknown(block_id: str, check: ActionId, fail: ActionId, ref: ButtonValue) -> Block:
     return actions(
-        f"purchase-unknown:{record.id}",
-        button("Check again", ActionId.PURCHASE_CHECK, RequestRef(record.id)),
+        block_id,
+        button("Check again", check, ref),
         confirmed(
-            mark,
+            button("Mark failed", fail, ref, "danger"),
             "Mark failed?",
             "Only if you checked the account and nothing was bought. "
             "The bot will not buy it again either way.",

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.blocks.elements import actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
+from bot.blocks.purchase import unknown_extension_buttons
 from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, usd, user, when
 from bot.blocks.values import ExtendAsk, ExtensionRef, RequestRef
@@ -179,6 +180,8 @@ def extension_card(
                 button("Reject", ActionId.EXTENSION_REJECT, value, "danger"),
             )
         )
+    if with_buttons and extension.status is ExtensionStatus.UNKNOWN:
+        blocks.append(unknown_extension_buttons(request_id, extension.number))
     return Message(text=clip(text.replace("*", ""), 3000), blocks=blocks)
 
 

@@ -197,12 +197,18 @@ LINES_PER_SECTION = 10  # ten summary lines stay well under a section's 3,000 ch
 WAITING_PAGE = 10
 
 
+_DECIDED_BY_APPROVERS = (ExtensionStatus.PENDING_APPROVAL, ExtensionStatus.UNKNOWN)
+
+
 def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
     """One thing that waits for an approver, with the buttons to decide it: an extension
-    of the request when one is asked, a purchase whose outcome is unknown (Check again,
-    Mark failed), else the request itself."""
+    of the request when one is asked or its purchase's outcome is unknown, a purchase
+    whose outcome is unknown (Check again, Mark failed), else the request itself."""
     ext = record.extension
-    if ext is not None and ext.status is ExtensionStatus.PENDING_APPROVAL:
+    if ext is not None and ext.status in (
+        ExtensionStatus.PENDING_APPROVAL,
+        ExtensionStatus.UNKNOWN,
+    ):
         return extension_card(record.id, record.requester, ext).blocks
     line = section(summary_line(record))
     if record.state is State.PURCHASE_UNKNOWN:

@@ -169,6 +169,20 @@ def outcome_unknown(record: CapacityRecord, number: int) -> Transition | None:
     return _with(record, on.ExtensionUnknown(number), unknown)
 
 
+MARKED_FAILED = "marked failed by an approver: nothing was bought"
+
+
+def marked_failed(record: CapacityRecord, number: int) -> Transition | None:
+    """An unknown outcome ended by an approver's word that nothing was bought (who may
+    say so is the service's to check): never bought again, and a new extension may be
+    asked."""
+    ext = _this(record, number, ExtensionStatus.UNKNOWN)
+    if ext is None:
+        return None
+    failed = ext.model_copy(update={"status": ExtensionStatus.FAILED, "reason": MARKED_FAILED})
+    return _with(record, on.ExtensionFailed(number), failed)
+
+
 def purchase_failed(record: CapacityRecord, number: int, reason: str) -> Transition | None:
     """Nothing was bought (the answer was certain, or nothing was sent)."""
     ext = _this(record, number, ExtensionStatus.PURCHASING)

@@ -108,6 +108,10 @@ class ExtensionBuyer:
         elif ext.status is not ExtensionStatus.UNKNOWN:
             self._unknown(record, ext, why)
 
+    def look_once(self, record: CapacityRecord, ext: Extension) -> None:
+        """A person's Check again: where AWS says the reservation ends, once; never buys."""
+        self._reconcile(record, ext, "")
+
     def _look_again(self, record: CapacityRecord, ext: Extension, now: datetime) -> None:
         self._reconcile(record, ext, "")
         fresh = self.store.get(record.id)

@@ -41,7 +41,7 @@ from bot.domain.extension import (
 )
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, SlackMessage
-from bot.services.actor import Actor
+from bot.services.actor import Actor, NotAllowed
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly
 from bot.services.extension_buying import ExtensionBuyer
@@ -56,6 +56,8 @@ from bot.services.spending import SpendLedger
 
 log = logging.getLogger(__name__)
 EXTENDABLE_STATES = frozenset({State.SCHEDULED, State.ACTIVE, State.EXPIRING})
+# Where an extension asked earlier may still wait for a person (the window may have ended).
+WITH_EXTENSIONS = EXTENDABLE_STATES | {State.EXPIRED}
 
 
 class _Payload(BaseModel):
@@ -186,16 +188,20 @@ class ExtensionService:
 
     def waiting_for(self, actor: Actor) -> list[CapacityRecord]:
         """The requests whose extension waits for `user` to decide: pending approval and
-        asked by someone else (the same rule as the decision's). Empty for non-approvers."""
+        asked by someone else (the same rule as the decision's), or bought with an outcome
+        unknown (Check again, Mark failed). Empty for non-approvers."""
         if not actor.is_approver:
             return []
         user, is_approver = actor.user, True
-        found = [r for state in EXTENDABLE_STATES for r in self.store.in_state(state)]
+        found = [r for state in WITH_EXTENSIONS for r in self.store.in_state(state)]
         waiting = [
             r
             for r in found
             if r.extension is not None
-            and approver_refusal(r.extension, user, is_approver, r.requester) is None
+            and (
+                approver_refusal(r.extension, user, is_approver, r.requester) is None
+                or r.extension.status is ExtensionStatus.UNKNOWN
+            )
         ]
         return sorted(
             waiting, key=lambda r: r.extension.requested_at if r.extension else r.created_at
@@ -286,6 +292,35 @@ class ExtensionService:
     def buy(self, job: ExtensionJob) -> None:
         """The buy job: exactly once (bot/services/extension_buying.py)."""
         self.buyer.buy(job.request, job.number)
+
+    def check_again(self, request_id: str, number: int, actor: Actor) -> Extension | None:
+        """Check again on an unknown extension (approvers only): look at the end AWS shows
+        once more; never buys. Raises NotAllowed for anyone else."""
+        if not actor.is_approver:
+            raise NotAllowed("Only approvers can check an extension's purchase.")
+        record = self.store.get(request_id)
+        ext = record.extension if record else None
+        if record is None or ext is None or ext.number != number:
+            return None
+        if ext.status is ExtensionStatus.UNKNOWN:
+            self.buyer.look_once(record, ext)
+            fresh = self.store.get(request_id)
+            return fresh.extension if fresh else None
+        return ext
+
+    def mark_failed(self, request_id: str, number: int, actor: Actor) -> Extension | None:
+        """Mark failed (approvers only): a person's word that the unknown extension was
+        not bought; the bot never buys it, and a new one may be asked. Raises NotAllowed
+        for anyone else."""
+        if not actor.is_approver:
+            raise NotAllowed("Only approvers can mark an extension failed.")
+        why = steps.MARKED_FAILED
+
+        def failed(r: CapacityRecord) -> Change | None:
+            return Change.of(steps.marked_failed(r, number), "extension-failed", actor.user, why)
+
+        saved, _ = self.changes.apply(request_id, failed)
+        return saved.extension if saved else None
 
     def _update_card(self, record: CapacityRecord) -> None:
         """The approvers' card without its buttons once decided."""
