@@ -123,3 +123,15 @@ def test_the_card_is_remembered_on_its_own_extension_only() -> None:
         "1.5",
     )
     assert steps.card_posted(asked(), 2, "C0APPROVALS", "1.5") is None
+
+
+def test_only_an_unknown_extension_can_be_marked_failed_and_that_frees_the_next() -> None:
+    assert steps.marked_failed(buying(), 1) is None  # its call may still answer
+    unknown = steps.outcome_unknown(buying(), 1)
+    assert unknown is not None
+    failed = steps.marked_failed(unknown.record, 1)
+    assert failed is not None and isinstance(failed.event, on.ExtensionFailed)
+    assert failed.record.extension is not None
+    assert failed.record.extension.reason == steps.MARKED_FAILED
+    assert steps.marked_failed(failed.record, 1) is None
+    assert steps.asked(failed.record, OFFER, REQUESTER, NOW, 1, 0.0, None) is not None
