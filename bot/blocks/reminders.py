@@ -264,15 +264,20 @@ def cleanup_escalation(
         section(_leftover_lines(found)),
         section(_cost_line(found)),
         *([section(others)] if others else []),
-        actions(
-            f"cleanup-escalated:{request_id}",
-            button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger"),
-            button("Keep for a day", ActionId.CLEANUP_KEEP, RequestRef(request_id)),
-        ),
+        escalated_cleanup_buttons(request_id),
     ]
     left = counted(len(found.items), "resource")
     text = f"Request {request_id} has ended and nobody cleaned up its {left}."
     return Message(text=text, blocks=blocks)
+
+
+def escalated_cleanup_buttons(request_id: str) -> Block:
+    """What the approvers can do about leftovers handed to them."""
+    return actions(
+        f"cleanup-escalated:{request_id}",
+        button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger"),
+        button("Keep for a day", ActionId.CLEANUP_KEEP, RequestRef(request_id)),
+    )
 
 
 def cleanup_done(request_id: str) -> Message:

@@ -9,11 +9,12 @@ from bot.blocks.elements import actions, button, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
-from bot.blocks.reminders import extension_card
+from bot.blocks.reminders import escalated_cleanup_buttons, extension_card
 from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.blocks.values import RequestRef
 from bot.domain.audit import BOT, AuditEntry
+from bot.domain.cleanup import waits_for_approvers
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
 from bot.domain.lifecycle import State
@@ -203,7 +204,8 @@ _DECIDED_BY_APPROVERS = (ExtensionStatus.PENDING_APPROVAL, ExtensionStatus.UNKNO
 def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
     """One thing that waits for an approver, with the buttons to decide it: an extension
     of the request when one is asked or its purchase's outcome is unknown, a purchase
-    whose outcome is unknown (Check again, Mark failed), else the request itself."""
+    whose outcome is unknown (Check again, Mark failed), leftovers handed to the
+    approvers (Clean up now, Keep for a day), else the request itself."""
     ext = record.extension
     if ext is not None and ext.status in (
         ExtensionStatus.PENDING_APPROVAL,
@@ -213,6 +215,11 @@ def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
     line = section(summary_line(record))
     if record.state is State.PURCHASE_UNKNOWN:
         return [line, unknown_buttons(record)]
+    if waits_for_approvers(record.cleanup):
+        assert record.cleanup is not None
+        cost = f"{usd(record.cleanup.usd_per_hour)}/h still billed"
+        left = context(f"Ended with resources left, handed to the approvers · {cost}")
+        return [line, left, escalated_cleanup_buttons(record.id)]
     return [line, approval_buttons(record)]
 
 

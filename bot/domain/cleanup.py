@@ -136,6 +136,14 @@ class CleanupPrompt(BaseModel):
     usd_per_hour: float = 0.0  # at the last look
 
 
+def waits_for_approvers(prompt: CleanupPrompt | None) -> bool:
+    """Leftovers handed to the approvers (the requester did not answer, or said "Not
+    mine") that nobody has cleaned up or kept since."""
+    if prompt is None or not prompt.escalated:
+        return False
+    return prompt.status in (PromptStatus.OPEN, PromptStatus.DISOWNED)
+
+
 class Step(StrEnum):
     RESOLVE = "resolve"  # nothing left: done
     PROMPT = "prompt"  # ask the requester (again)

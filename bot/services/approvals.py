@@ -13,6 +13,7 @@ from collections.abc import Callable
 from bot.domain import approval
 from bot.domain import events as on
 from bot.domain.approval import Decision
+from bot.domain.cleanup import waits_for_approvers
 from bot.domain.decisions import Outcome
 from bot.domain.events import Event
 from bot.domain.lifecycle import State
@@ -37,13 +38,16 @@ class ApprovalService:
     def waiting_for(self, actor: Actor) -> list[CapacityRecord] | None:
         """What waits for this approver: pending requests they may decide (not their own),
         then purchases whose outcome is unknown (an approver checks AWS or marks them
-        failed); None when they are not an approver."""
+        failed), then leftovers handed to the approvers to clean up; None when they are
+        not an approver."""
         if not actor.is_approver:
             return None
         pending = self.store.in_state(State.PENDING_APPROVAL)
         user = actor.user
         decide = [r for r in pending if r.requester != user and user not in r.approvers]
-        return decide + self.store.in_state(State.PURCHASE_UNKNOWN)
+        ended = self.store.in_state(State.EXPIRED)
+        handed = [r for r in ended if waits_for_approvers(r.cleanup)]
+        return decide + self.store.in_state(State.PURCHASE_UNKNOWN) + handed
 
     def refusal(
         self, request_id: str, actor: Actor, approving: bool = False

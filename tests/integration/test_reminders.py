@@ -276,6 +276,24 @@ def test_not_mine_goes_to_the_approvers(make_bot) -> None:  # type: ignore[no-un
     bot.click(ActionId.CLEANUP_NOT_MINE.value, "R1", APPROVER)
     bot.wait()
     assert audit_actions(bot).count("cleanup-not-mine") == 1
+    # Handed to the approvers, it waits in their list until one of them decides.
+    handed = [ActionId.CLEANUP_NOW.value, ActionId.CLEANUP_KEEP.value]
+    assert _waiting_buttons(bot) == handed
+    assert "Only approvers" in _waiting_reply(bot, REQUESTER)["text"]
+    bot.click(ActionId.CLEANUP_KEEP.value, "R1", APPROVER)
+    bot.wait()
+    assert _waiting_buttons(bot) == []
+
+
+def _waiting_reply(bot: BotUnderTest, user: str) -> dict[str, object]:
+    _, token = bot.command("list waiting", user=user)
+    bot.wait()
+    return bot.responses(token)[-1]
+
+
+def _waiting_buttons(bot: BotUnderTest) -> list[str]:
+    blocks = _waiting_reply(bot, APPROVER)["blocks"]
+    return [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]  # type: ignore[attr-defined,index,union-attr]
 
 
 def test_endpoints_left_on_an_expired_plan_are_listed_and_deleted(make_bot) -> None:  # type: ignore[no-untyped-def]
