@@ -4,15 +4,18 @@ person's decision."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from slack_bolt import Ack, App, BoltContext
 
 from bot.blocks.ids import ActionId
 from bot.blocks.values import ExtensionRef, RequestRef
 from bot.domain.extension import Extension, ExtensionStatus
 from bot.domain.lifecycle import State
+from bot.domain.records import CapacityRecord
 from bot.services.actor import NotAllowed
 from bot.services.container import Services
-from handlers.conversation import Conversation, after_ack
+from handlers.conversation import Conversation, V, after_ack
 
 
 def register(app: App, services: Services) -> None:
@@ -34,65 +37,61 @@ def register(app: App, services: Services) -> None:
 
 
 def check_click(talk: Conversation, services: Services) -> None:
-    ref = talk.subject(RequestRef)
-    if ref is None:
-        return
-    try:
+    def check(ref: RequestRef) -> str:
         record = services.purchases.check_again(ref.request_id, talk.actor)
-    except NotAllowed as exc:
-        talk.refuse(str(exc))
-        return
-    if record is None:
-        talk.say(f"There is no request {ref.request_id}.")
-    elif record.state is State.PURCHASE_UNKNOWN:
-        talk.say(f"Still nothing in AWS for {record.id}: check the account, or mark it failed.")
-    else:
-        talk.say(f"{record.id} is {record.state.label}.")
+        if record is not None and record.state is State.PURCHASE_UNKNOWN:
+            return f"Still nothing in AWS for {record.id}: check the account, or mark it failed."
+        return _request_now(ref, record)
+
+    _approvers_only(talk, RequestRef, check)
 
 
 def mark_failed_click(talk: Conversation, services: Services) -> None:
-    ref = talk.subject(RequestRef)
-    if ref is None:
-        return
-    try:
-        record = services.purchases.mark_failed(ref.request_id, talk.actor)
-    except NotAllowed as exc:
-        talk.refuse(str(exc))
-        return
-    if record is None:
-        talk.say(f"There is no request {ref.request_id}.")
-    else:
-        talk.say(f"{record.id} is {record.state.label}.")
+    def mark(ref: RequestRef) -> str:
+        return _request_now(ref, services.purchases.mark_failed(ref.request_id, talk.actor))
+
+    _approvers_only(talk, RequestRef, mark)
 
 
 def check_extension_click(talk: Conversation, services: Services) -> None:
-    ref = talk.subject(ExtensionRef)
-    if ref is None:
-        return
-    try:
+    def check(ref: ExtensionRef) -> str:
         ext = services.extensions.check_again(ref.request_id, ref.number, talk.actor)
-    except NotAllowed as exc:
-        talk.refuse(str(exc))
-        return
-    if ext is not None and ext.status is ExtensionStatus.UNKNOWN:
-        talk.say(
-            f"AWS still shows {ref.request_id} ending before the extension: check the "
-            "account, or mark it failed."
-        )
-    else:
-        talk.say(_extension_now(ref, ext))
+        if ext is not None and ext.status is ExtensionStatus.UNKNOWN:
+            return (
+                f"AWS still shows {ref.request_id} ending before the extension: check the "
+                "account, or mark it failed."
+            )
+        return _extension_now(ref, ext)
+
+    _approvers_only(talk, ExtensionRef, check)
 
 
 def mark_extension_failed_click(talk: Conversation, services: Services) -> None:
-    ref = talk.subject(ExtensionRef)
+    def mark(ref: ExtensionRef) -> str:
+        ext = services.extensions.mark_failed(ref.request_id, ref.number, talk.actor)
+        return _extension_now(ref, ext)
+
+    _approvers_only(talk, ExtensionRef, mark)
+
+
+def _approvers_only(talk: Conversation, kind: type[V], act: Callable[[V], str]) -> None:
+    """The button's value read as `kind`, the service's answer said; its refusal of
+    anyone but an approver said as a refusal."""
+    ref = talk.subject(kind)
     if ref is None:
         return
     try:
-        ext = services.extensions.mark_failed(ref.request_id, ref.number, talk.actor)
+        said = act(ref)
     except NotAllowed as exc:
         talk.refuse(str(exc))
         return
-    talk.say(_extension_now(ref, ext))
+    talk.say(said)
+
+
+def _request_now(ref: RequestRef, record: CapacityRecord | None) -> str:
+    if record is None:
+        return f"There is no request {ref.request_id}."
+    return f"{record.id} is {record.state.label}."
 
 
 def _extension_now(ref: ExtensionRef, ext: Extension | None) -> str:
