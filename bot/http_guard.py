@@ -19,7 +19,10 @@ until they timed out. Here:
 - while nothing can be evicted yet, a new connection is still accepted when its request
   is already there whole (a Slack request has been sent by the time it is accepted: the
   listen queue holds it behind the slow ones), or has sent nothing yet, into a reserve
-  past the limit; one that has sent part of a request and stopped is closed at once. So
+  past the limit (when that half is full, the oldest connection there that has still sent
+  nothing gives its place: a Slack request is sent right after its connection is made,
+  so a connection accepted a moment before its first packet is the newest, not the
+  oldest); one that has sent part of a request and stopped is closed at once. So
   slow connections queued in front of a signed request cost it microseconds each, not
   their place: whatever the number of slow sockets, a signed request gets in;
 - a connection closed after an answer (a 413 for a body over the limit, a 408) is closed
@@ -30,8 +33,10 @@ until they timed out. Here:
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
+from collections import deque
 from typing import Any
 
 from waitress.channel import HTTPChannel
@@ -64,6 +69,8 @@ RESERVE = 100
 FULL_REST = 0.05
 # What a first look at a new connection reads without taking it off the socket.
 PEEK_BYTES = 256 * 1024
+# How a connection past the limit was let in.
+WHOLE, SILENT = "whole", "silent"
 
 
 def request_arrived(data: bytes) -> bool | None:
@@ -96,11 +103,16 @@ TIMEOUT_ANSWER = (
 )
 
 
+class _StaleReadiness(Exception):
+    """A read event that was for the socket that had this descriptor before."""
+
+
 class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     """One connection: when its request started, since when it waits on its client, and
     its lingering close."""
 
     request: Any = None  # waitress's parser of a request not complete yet
+    heard = False  # it has sent something
 
     def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
         # Before waitress registers the channel (add_channel), which counts it by client.
@@ -134,6 +146,8 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
         return now - (self.request_started if self.request is not None else self.idle_since)
 
     def received(self, data: bytes) -> bool:
+        if data:
+            self.heard = True
         if self.request is None and data:
             self.request_started = time.monotonic()  # the first byte of a new request
         done: bool = super().received(data)
@@ -160,9 +174,21 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     def writable(self) -> bool:
         return False if self.lingering else bool(super().writable())
 
+    def recv(self, buffer_size: int) -> bytes:
+        try:
+            data: bytes = super().recv(buffer_size)
+        except BlockingIOError:
+            raise _StaleReadiness from None
+        return data
+
     def handle_read(self) -> None:
         if not self.lingering:
-            super().handle_read()
+            # One poll reports readiness for a whole round: a connection closed in it
+            # (evicted) frees its descriptor, a connection accepted next takes the same
+            # one, and the round's event for the old one reaches the new one. Nothing to
+            # read yet; waitress would call it a socket error and close it.
+            with contextlib.suppress(_StaleReadiness):
+                super().handle_read()
             return
         try:
             data = self.socket.recv(65536)
@@ -219,6 +245,8 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
         self.by_client: dict[str, set[GuardedChannel]] = {}
         self.full_until = 0.0
         self.no_room_until = 0.0  # a look found nobody to evict: not again before then
+        # Connections let in past the limit before they had sent anything, oldest first.
+        self.silent: deque[GuardedChannel] = deque()
         super().__init__(*args, **kwargs)
 
     def readable(self) -> bool:
@@ -244,7 +272,8 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
             if accepted is None:
                 return
             conn, addr = accepted
-            if full and not self._admit_past_the_limit(conn, len(self._map) - limit):
+            admitted = self._admit_past_the_limit(conn, len(self._map) - limit) if full else WHOLE
+            if admitted is None:
                 conn.close()
                 continue
             client = addr[0] if isinstance(addr, tuple) else str(addr)
@@ -257,10 +286,13 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
             except OSError:
                 conn.close()
                 continue
-            self.channel_class(self, conn, self.fix_addr(addr), self.adj, map=self._map)
+            channel = self.channel_class(self, conn, self.fix_addr(addr), self.adj, map=self._map)
+            if admitted is SILENT:
+                self.silent.append(channel)
 
     def maintenance(self, now: float) -> None:
         super().maintenance(now)  # idle connections past channel_timeout
+        self.silent = deque(c for c in self.silent if c.socket is not None and not c.heard)
         mono = time.monotonic()
         for channel in list(self.active_channels.values()):
             if not isinstance(channel, GuardedChannel):
@@ -291,21 +323,31 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
             self.no_room_until = now + FULL_REST
         return bool(candidates)
 
-    def _admit_past_the_limit(self, conn: socket.socket, past: int) -> bool:
+    def _admit_past_the_limit(self, conn: socket.socket, past: int) -> str | None:
         """With nobody to evict: a whole request comes in (into the reserve), as does a
-        connection that has sent nothing yet (into half of it); part of a request that
-        stopped does not."""
+        connection that has sent nothing yet (into half of it: when that half is full, the
+        oldest of those still silent gives its place, since a client that means to send
+        sends at once); part of a request that stopped does not. None: refused."""
         try:
             conn.setblocking(False)
             data = conn.recv(PEEK_BYTES, socket.MSG_PEEK)
         except BlockingIOError:
             data = b""
         except OSError:
-            return False
+            return None
         arrived = request_arrived(data)
         if arrived is None:
-            return past < RESERVE // 2
-        return arrived
+            return SILENT if past < RESERVE // 2 or self._evict_silent() else None
+        return WHOLE if arrived else None
+
+    def _evict_silent(self) -> bool:
+        """Close the oldest connection let in past the limit that has still sent nothing."""
+        while self.silent:
+            channel = self.silent.popleft()
+            if channel.socket is not None and not channel.heard:
+                channel.close_now()
+                return True
+        return False
 
     def _evict_from(self, mine: set[GuardedChannel]) -> bool:
         """Evict the one of a client's connections that has waited longest, if any may be."""
