@@ -113,7 +113,7 @@ class ExtensionBuyer:
         self._reconcile(record, ext, "")
 
     def _look_again(self, record: CapacityRecord, ext: Extension, now: datetime) -> None:
-        self._reconcile(record, ext, "")
+        self.look_once(record, ext)
         fresh = self.store.get(record.id)
         left = fresh.extension if fresh else None
         if left is None or left.number != ext.number or left.status is not ExtensionStatus.UNKNOWN:
