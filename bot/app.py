@@ -224,7 +224,12 @@ def _request_flow(
     )
     changes = RequestChanges(store, reactions, clock.now)
     ledger = SpendLedger(
-        store, settings.teams, settings.budgets, settings.over_budget, groups=groups
+        store,
+        settings.teams,
+        settings.budgets,
+        settings.over_budget,
+        groups=groups,
+        now=clock.now,
     )
     requests = RequestService(changes, submissions, clock, base.limits, intake, ledger)
     quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger)
@@ -238,7 +243,7 @@ def _request_flow(
     jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
-    approvals = ApprovalService(changes, directory, clock)
+    approvals = ApprovalService(changes, directory, clock, ledger)
     return _RequestFlow(
         quotes, changes, ledger, requests, submissions, notifications, approvals, jobs
     )

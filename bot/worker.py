@@ -64,7 +64,7 @@ class Worker:
         `run_once` runs (and how many `run_forever` claims ahead of its threads)."""
         self.store = services.store
         self.jobs = services.jobs
-        self._seed = services.spend_summary.seed
+        self._seed = services.start_up
         self.clock = services.clock
         self.metrics = services.metrics
         self.concurrency = max(1, concurrency)
@@ -192,7 +192,7 @@ class Worker:
         falls to `concurrency + batch / 2` the loop claims again, so the threads never
         wait for a claim. Finished jobs are acked together, at least every 50 ms."""
         self._stopping.clear()
-        seeded = False  # the monthly spend summary's job (one per month, by its id)
+        seeded = False  # Services.start_up: the ledger's index, the monthly summary's job
         finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="job")
         heartbeat = threading.Thread(target=self._heartbeat, name="job-heartbeat", daemon=True)

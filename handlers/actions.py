@@ -100,9 +100,12 @@ def approve_confirmed(talk: Conversation, services: Services, client: WebClient)
     if decision is None:
         talk.say(f"There is no request {esc(request_id)}.")
     elif decision.outcome is Outcome.PARTIAL:
-        talk.say(f"Approval recorded for {decision.record.id}; it needs one more approver.")
+        why = ""
+        if decision.budget is not None and decision.budget.over:
+            why = f" ({esc(decision.budget.line())}: over its budget)"
+        talk.say(f"Approval recorded for {decision.record.id}; it needs one more approver{why}.")
     elif not decision.outcome.changed:
-        talk.say(refusal_text(decision.outcome, decision.record))
+        talk.say(refusal_text(decision.outcome, decision.record, decision.budget))
     if incoming.from_home:
         publish_home(services, client, talk.actor)
 
@@ -129,7 +132,10 @@ def _open_decision_form(
         talk.say(refusal_text(refused, record))
         return
     if approving:
-        view = approve_form(record, incoming.modal_metadata(record.id))
+        # The team's month as it stands now, not as it stood at submission.
+        budget = services.spending.check(record, record.most_usd or 0.0)
+        shown = record.model_copy(update={"budget": budget}) if budget else record
+        view = approve_form(shown, incoming.modal_metadata(record.id))
     else:
         view = reject_form(record, incoming.modal_metadata(record.id, keep_response_url=False))
     client.views_open(trigger_id=incoming.trigger_id, view=view)

@@ -327,14 +327,15 @@ def _list(talk: Conversation, services: Services, only_waiting: bool, page: int)
         blocks += list_blocks(
             "Your requests", mine, "No requests yet.", offset=offset, total=total, more=more
         )
-    waiting = services.approvals.waiting_for(talk.actor)
-    if waiting is not None and (only_waiting or page == 1):
+    if talk.actor.is_approver and (only_waiting or page == 1):
         # Requests and extensions alike, each with its buttons, a page at a time.
-        extensions = services.extensions.waiting_for(talk.actor)
         shown_from = (page - 1) * WAITING_PAGE if only_waiting else 0
+        waiting = services.approvals.waiting_for(talk.actor, shown_from, WAITING_PAGE)
+        assert waiting is not None
         more = f"/gpu list waiting {page + 1 if only_waiting else 2}"
-        blocks += waiting_blocks([*waiting, *extensions], offset=shown_from, more=more)
-    elif waiting is None and only_waiting:
+        shown, total = waiting
+        blocks += waiting_blocks(shown, total, offset=shown_from, more=more)
+    elif not talk.actor.is_approver and only_waiting:
         talk.show("Only approvers have requests waiting for them.")
         return
     talk.show("Your GPU requests", blocks)

@@ -7,7 +7,7 @@ from typing import Any
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
-from bot.blocks.home import home_view
+from bot.blocks.home import MAX_PENDING_CARDS, home_view
 from bot.blocks.watches import home_watch_blocks
 from bot.services.actor import Actor
 from bot.services.container import Services
@@ -27,18 +27,15 @@ def register(app: App, services: Services) -> None:
 
 def publish_home(services: Services, client: WebClient, actor: Actor) -> None:
     user = actor.user
-    waiting = services.approvals.waiting_for(actor)
-    extensions = services.extensions.waiting_for(actor)
+    waiting = services.approvals.waiting_for(actor, 0, MAX_PENDING_CARDS)
     mine = services.queries.mine(user)
     view = home_view(
         mine,
         waiting,
-        waiting is not None,
         services.clock.now(),
         live=services.reminders.live_for(user),
         mine_total=services.queries.count_mine(user),
         endpoints=services.deploys.standing_of(mine),
-        extensions=extensions,
     )
     live = services.watches.live_of(user)
     if live:

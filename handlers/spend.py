@@ -9,6 +9,7 @@ from bot.blocks.spend import spend_blocks, spend_fallback
 from bot.blocks.text import esc
 from bot.domain.budgets import MONTH_ACCEPTED, month_of, parse_month
 from bot.services.container import Services
+from bot.services.spending import UnknownTeam
 from handlers.conversation import Conversation
 
 SPEND_USAGE = "`/gpu spend [YYYY-MM] [TEAM]`, for example `/gpu spend 2026-12 ml-research`"
@@ -33,11 +34,15 @@ def show_spend(talk: Conversation, services: Services, month: str | None, team: 
     ledger = services.spending
     month = month or month_of(services.clock.now())
     incoming = talk.interaction
+    own = ledger.team_of(incoming.user, incoming.channel)
     if not talk.actor.is_approver:
-        own = ledger.team_of(incoming.user, incoming.channel)
         if team is not None and team != own:
             talk.show(f"Only approvers see other teams' spend; yours is `/gpu spend {month}`.")
             return
         team = own
-    report = ledger.report(month, team, services.deploys.of_request)
+    try:
+        report = ledger.report(month, team, services.deploys.of_request, own_team=team == own)
+    except UnknownTeam as exc:
+        talk.show(f":warning: {esc(str(exc))} Usage: {SPEND_USAGE}")
+        return
     talk.show(spend_fallback(report), spend_blocks(report))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from bot.domain.ledger import settle
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest
@@ -34,4 +35,6 @@ def make_record(request_id: str = "R1", **kw: object) -> CapacityRecord:
         "text": "2x p5.48xlarge 3d from 2026-12-14",
     }
     base.update(kw)
-    return CapacityRecord.model_validate(base)
+    record = CapacityRecord.model_validate(base)
+    # As the store keeps every record: its money settled by the ledger's rules.
+    return record if "ledger" in kw else settle(record, NOW, "made")

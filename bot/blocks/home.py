@@ -9,12 +9,10 @@ from typing import Any
 from bot.blocks.deploy import endpoint_lines
 from bot.blocks.elements import context, section
 from bot.blocks.help import example_request
-from bot.blocks.reminders import extension_card
-from bot.blocks.requests import list_blocks, request_card
+from bot.blocks.requests import list_blocks, waiting_item_blocks
 from bot.blocks.text import when
 from bot.blocks.usage import utilisation_line
 from bot.domain.deployment.record import Deployment
-from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import LiveReservation, human_duration
 
@@ -24,18 +22,17 @@ MAX_PENDING_CARDS = 10  # each card is about 6 blocks; a Home view holds 100
 
 def home_view(
     mine: list[CapacityRecord],
-    waiting: list[CapacityRecord] | None,
-    is_approver: bool,
+    waiting: tuple[list[CapacityRecord], int] | None,
     now: datetime,
     live: Sequence[LiveReservation] = (),
     mine_total: int | None = None,
     endpoints: Sequence[Deployment] = (),
-    extensions: Sequence[CapacityRecord] = (),
 ) -> View:
     """`mine` is the newest page of the user's requests, of `mine_total`; `endpoints` the
-    deployments on their reservations that may still hold resources; `waiting` and
-    `extensions` the requests and the extensions of requests that wait for this
-    approver, each shown with its buttons."""
+    deployments on their reservations that may still hold resources; `waiting` (None: not
+    an approver) the first page of what waits for this approver and how many do, each
+    shown with its buttons (requests, extensions, purchases of unknown outcome, leftovers
+    handed to the approvers)."""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "gpu-bot"}},
         {
@@ -54,24 +51,19 @@ def home_view(
             "Your requests", mine, "No requests yet.", total=mine_total, more="/gpu list 2"
         ),
     ]
-    if is_approver:
-        pending = [*(waiting or []), *extensions]
+    if waiting is not None:
+        pending, total = waiting
         blocks.append({"type": "divider"})
-        title = f"*Waiting for approval ({len(pending)})*"
-        blocks.append(section(title))
+        blocks.append(section(f"*Waiting for approval ({total})*"))
         if not pending:
             note = {"type": "mrkdwn", "text": "Nothing waits for you."}
             blocks.append({"type": "context", "elements": [note]})
         for record in pending[:MAX_PENDING_CARDS]:
-            ext = record.extension
-            if record.state is not State.PENDING_APPROVAL and ext is not None:
-                blocks += extension_card(record.id, record.requester, ext).blocks
-            else:
-                blocks += request_card(record)
+            blocks += waiting_item_blocks(record)
             blocks.append({"type": "divider"})
-        if len(pending) > MAX_PENDING_CARDS:
+        if total > MAX_PENDING_CARDS:
             more = (
-                f"{len(pending) - MAX_PENDING_CARDS} more: `/gpu list waiting` lists them all, "
+                f"{total - MAX_PENDING_CARDS} more: `/gpu list waiting` lists them all, "
                 "a page at a time."
             )
             blocks.append(context(more))

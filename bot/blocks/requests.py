@@ -7,6 +7,7 @@ from typing import Any
 from bot.blocks.deploy import deploy_button, deployable
 from bot.blocks.elements import actions, button, context, section
 from bot.blocks.ids import ActionId
+from bot.blocks.money import LEGEND, money_short, money_text
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
 from bot.blocks.reminders import escalated_cleanup_buttons, extension_card
@@ -18,6 +19,7 @@ from bot.domain.cleanup import waits_for_approvers
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
 from bot.domain.lifecycle import State
+from bot.domain.money import Entry, LedgerEntry, dollars
 from bot.domain.records import CapacityRecord
 from bot.domain.request import Environment
 from bot.domain.usage import window_launch_hint
@@ -122,16 +124,19 @@ def request_card(record: CapacityRecord, with_buttons: bool = True) -> list[Bloc
 
 
 def total_text(record: CapacityRecord) -> str:
-    """Both figures: the requester's estimate and the most it can cost. The limits (and
-    the approvers) go by the second; nothing holds a requester to the first."""
+    """Before the approval, both figures: the requester's estimate and the most it can
+    cost (the limits and the approvers go by the second; nothing holds a requester to the
+    first). From the approval on, the ledger's figures (held, paid, released)."""
     option = record.chosen_option
+    money = record.money
+    if money.held or money.paid or money.released or money.estimate:
+        text = money_text(record)
+        if record.extended_usd and money.paid:
+            purchase = money.paid_usd - record.extended_usd
+            text += f" ({usd(purchase)} and {usd(record.extended_usd)} for extensions)"
+        return text
     if option and option.upfront:
-        total = f"{usd(record.paid_usd)} upfront"
-        paid = record.paid_usd
-        if record.extended_usd and paid is not None:
-            purchase = paid - record.extended_usd
-            total += f" ({usd(purchase)} and {usd(record.extended_usd)} for extensions)"
-        return total
+        return f"{usd(record.most_usd)} upfront"
     most = record.most_usd
     if most is None or record.total_usd is None or most == record.total_usd:
         return usd(record.total_usd)
@@ -170,7 +175,7 @@ def approval_question(record: CapacityRecord) -> str:
 def card_fallback(record: CapacityRecord) -> str:
     return (
         f"GPU request {record.id} from {user(record.requester)}: "
-        f"{request_title(record.request)}, {usd(record.paid_usd)} ({record.state.label})"
+        f"{request_title(record.request)}, {money_short(record)} ({record.state.label})"
     )
 
 
@@ -180,7 +185,7 @@ def summary_line(record: CapacityRecord) -> str:
     what = f" · {option.kind.label}" if option else ""
     return (
         f"{STATE_ICONS[record.state]} *{record.id}* {r.count}x {r.instance_type} "
-        f"{window(record)}{what} · {usd(record.paid_usd)} · _{record.state.label}_"
+        f"{window(record)}{what} · {money_short(record)} · _{record.state.label}_"
     )
 
 
@@ -196,6 +201,7 @@ LINES_PER_SECTION = 10  # ten summary lines stay well under a section's 3,000 ch
 # What waits for an approver, a page at a time: each with its buttons (up to 3 blocks),
 # so that a page stays under a message's 50 blocks beside the person's own requests.
 WAITING_PAGE = 10
+LEDGER_LINES = 8  # a request has a handful of money entries; an estimate can add a few
 
 
 _DECIDED_BY_APPROVERS = (ExtensionStatus.PENDING_APPROVAL, ExtensionStatus.UNKNOWN)
@@ -224,12 +230,11 @@ def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
 
 
 def waiting_blocks(
-    waiting: list[CapacityRecord], *, offset: int = 0, more: str | None = None
+    shown: list[CapacityRecord], total: int, *, offset: int = 0, more: str | None = None
 ) -> list[Block]:
-    """One page (from `offset`) of everything that waits for an approver: requests,
-    extensions and purchases of unknown outcome, each with its buttons."""
-    total = len(waiting)
-    shown = waiting[offset : offset + WAITING_PAGE]
+    """One page (`shown`, from `offset` of `total`) of everything that waits for an
+    approver: requests, extensions and purchases of unknown outcome, each with its
+    buttons."""
     heading = "*Waiting for approval*"
     if shown and (offset or total > offset + len(shown)):
         heading += f" ({offset + 1}–{offset + len(shown)} of {total})"
@@ -291,11 +296,30 @@ def status_summary_blocks(record: CapacityRecord) -> list[Block]:
 
 
 def status_blocks(record: CapacityRecord, history: list[AuditEntry]) -> list[Block]:
-    blocks = request_card(record, with_buttons=False)
+    blocks = request_card(record, with_buttons=False) + ledger_blocks(record)
     if history:
         lines = "\n".join(history_line(entry) for entry in history)
         blocks.append(context(lines))
     return blocks
+
+
+def ledger_blocks(record: CapacityRecord) -> list[Block]:
+    """The request's money entries, oldest first, and what each figure means."""
+    if not record.ledger:
+        return []
+    lines = [f"*Money*: {money_text(record)}"]
+    lines += [f"{when(e.at)} {entry_text(e)}" for e in record.ledger[-LEDGER_LINES:]]
+    return [section(clip("\n".join(lines), 2900)), context(LEGEND)]
+
+
+def entry_text(e: LedgerEntry) -> str:
+    amount = e.paid if e.entry in (Entry.PAID, Entry.VOIDED) else -e.held
+    amount = abs(amount if e.entry is not Entry.HELD else e.held)
+    extra = (
+        f" (released {usd(dollars(e.released))})" if e.released and e.entry is Entry.PAID else ""
+    )
+    estimate = " (estimate)" if e.estimate else ""
+    return f"{e.entry.value} {usd(dollars(amount))}{estimate}{extra}: {esc(e.why)}"
 
 
 def history_line(entry: AuditEntry) -> str:

@@ -47,16 +47,20 @@ def idle_alert(
     step: IdleStep,
     idle_for: timedelta,
     stretch_usd: float | None,
-    so_far_usd: float | None,
+    idle_usd: float | None,
     releasable: bool,
 ) -> Message:
-    """To the requester: nothing has run for `idle_for` while it bills."""
+    """To the requester: nothing has run for `idle_for` while it bills; `idle_usd`: what
+    the instance-hours billed and not used cost so far, every idle stretch together."""
     again = " Told again after 12 h idle." if step is IdleStep.AGAIN else ""
     head = (
         f":zzz: Nothing has run in request {request_id}'s {kind.label} for "
         f"{human_duration(idle_for)}, and it bills whether instances run or not.{again}"
     )
-    cost = f"This idle stretch cost {usd(stretch_usd)}; {usd(so_far_usd)} so far in all."
+    cost = (
+        f"This idle stretch cost {usd(stretch_usd)}; unused instance-hours have cost "
+        f"{usd(idle_usd)} so far in all."
+    )
     blocks = [section(head), section(cost)]
     if releasable:
         blocks.append(_release(request_id))

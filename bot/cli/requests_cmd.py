@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bot.blocks.money import money_text
 from bot.cli.output import console, fail, print_json, settings_or_exit
+from bot.domain.ledger import billing
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Reservation
 
@@ -58,6 +60,7 @@ def reservation_json(reservation: Reservation | None) -> dict[str, Any] | None:
 
 
 def record_json(record: CapacityRecord, audit: list[Any] | None = None) -> dict[str, Any]:
+    money = record.money
     data: dict[str, Any] = {
         "id": record.id,
         "state": record.state.value,
@@ -77,7 +80,13 @@ def record_json(record: CapacityRecord, audit: list[Any] | None = None) -> dict[
         "approvers": record.approvers,
         # Where it stands now (an extension moves the end) and what it costs in all.
         "window": {"start": record.window[0].isoformat(), "end": record.window[1].isoformat()},
-        "paid_usd": record.paid_usd,
+        # The ledger's figures (bot/domain/money.py): the same everywhere money is shown.
+        "held_usd": money.held_usd,
+        "paid_usd": money.paid_usd,
+        "paid_is_estimate": money.estimate,
+        "released_usd": money.released_usd,
+        "aws_billing": billing(record),
+        "ledger": [e.model_dump(mode="json") for e in record.ledger],
         "extended_usd": record.extended_usd,
         "budget": record.budget.model_dump(mode="json") if record.budget else None,
         "failure": record.failure,
@@ -140,8 +149,9 @@ def run_show(args: argparse.Namespace) -> int:
         print_json(data)
         return 0
     out = console()
-    for key in ("id", "state", "requester", "request", "account", "window", "paid_usd"):
+    for key in ("id", "state", "requester", "request", "account", "window"):
         out.print(f"{key}: {data[key]}")
+    out.print(f"money: {money_text(record)}", markup=False)
     out.print(f"failure: {data['failure']}")
     out.print(f"choice: {data['choice']}")
     out.print(f"reservation: {data['reservation']}")

@@ -1,5 +1,6 @@
-"""`gpu-bot spend --month 2026-12 [--team T] [--csv|--json]`: what each team committed in
-a month, how much of it was used, and what On-Demand would have cost for the hours used."""
+"""`gpu-bot spend --month 2026-12 [--team T] [--csv|--json]`: what each team holds and paid
+in a month, how much of it was used, and what On-Demand would have cost for the hours used:
+the ledger's kept figures (bot/domain/money.py), every request of the month."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.blocks.money import LEGEND
+from bot.blocks.spend import row_money
 from bot.cli.output import console, fail, print_json, settings_or_exit
 from bot.domain.budgets import month_of, parse_month
+from bot.domain.ledger import SpendRow
+from bot.domain.money import dollars
 from bot.domain.spend import SpendReport
 
 EXIT_USAGE = 2
@@ -19,9 +24,14 @@ CSV_COLUMNS = (
     "team",
     "requester",
     "option",
-    "committed_usd",
+    "state",
+    "start",
+    "held_usd",
+    "paid_usd",
+    "paid_is_estimate",
+    "aws_billing",
     "used_pct",
-    "on_demand_usd",
+    "on_demand_for_hours_used_usd",
 )
 
 
@@ -35,29 +45,40 @@ def register(sub: Any) -> None:
     spend.set_defaults(run=run_spend)
 
 
+def row_json(r: SpendRow) -> dict[str, Any]:
+    """One request's kept figures; the CSV has the same columns."""
+    return {
+        "request": r.request_id,
+        "team": r.team,
+        "requester": r.requester,
+        "option": r.option,
+        "state": r.state,
+        "start": r.start.isoformat(),
+        "held_usd": dollars(r.held),
+        "paid_usd": dollars(r.paid),
+        "paid_is_estimate": r.estimate,
+        "aws_billing": r.billing,
+        "used_pct": r.used_pct,
+        "on_demand_for_hours_used_usd": dollars(r.measured) if r.measured else None,
+    }
+
+
 def report_json(report: SpendReport) -> dict[str, Any]:
     return {
         "month": report.month,
         "team": report.team,
         "total_usd": report.total_usd,
-        "requests": [
-            {
-                "request": r.request_id,
-                "team": r.team,
-                "requester": r.requester,
-                "option": r.option,
-                "committed_usd": r.committed_usd,
-                "used_pct": r.used_pct,
-                "on_demand_usd": r.on_demand_usd,
-            }
-            for r in report.rows
-        ],
+        "requests": [row_json(r) for r in report.rows],
         "teams": [
             {
                 "team": t.team,
+                "held_usd": t.held_usd,
+                "paid_usd": t.paid_usd,
                 "committed_usd": t.committed_usd,
-                "on_demand_usd": t.on_demand_usd,
+                "waiting_for_approvers_usd": t.asked_usd,
+                "on_demand_for_hours_measured_usd": t.measured_usd,
                 "budget_usd": t.budget_usd,
+                "requests": t.requests,
             }
             for t in report.teams
         ],
@@ -68,6 +89,7 @@ def report_json(report: SpendReport) -> dict[str, Any]:
                 "team": m.team,
                 "model": m.model,
                 "share": m.share,
+                "hours": round(m.hours, 2),
                 "usd": m.usd,
                 "usd_per_hour": m.usd_per_hour,
             }
@@ -79,22 +101,24 @@ def report_json(report: SpendReport) -> dict[str, Any]:
 def _print_text(report: SpendReport) -> None:
     out = console()
     scope = f" for {report.team}" if report.team else ""
-    out.print(f"Spend in {report.month}{scope}: ${report.total_usd:,.2f} committed", markup=False)
+    out.print(
+        f"Spend in {report.month}{scope}: ${report.total_usd:,.2f} held or paid", markup=False
+    )
     for r in report.rows:
         used = "not measured" if r.used_pct is None else f"{r.used_pct:.1f}% used"
-        od = (
-            ""
-            if r.on_demand_usd is None
-            else f"  On-Demand for the hours used ${r.on_demand_usd:,.2f}"
-        )
+        od = f"  On-Demand for the hours used ${dollars(r.measured):,.2f}" if r.measured else ""
         out.print(
-            f"{r.request_id}  {r.team}  {r.requester}  {r.option}  "
-            f"${r.committed_usd:,.2f}  {used}{od}",
+            f"{r.request_id}  {r.team}  {r.requester}  {r.option}  {row_money(r)}  {used}{od}",
             markup=False,
         )
     for t in report.teams:
         budget = "" if t.budget_usd is None else f" of ${t.budget_usd:,.2f}"
-        out.print(f"team {t.team}: ${t.committed_usd:,.2f}{budget}", markup=False)
+        out.print(
+            f"team {t.team}: held ${t.held_usd:,.2f}, paid ${t.paid_usd:,.2f}: "
+            f"${t.committed_usd:,.2f}{budget}",
+            markup=False,
+        )
+    out.print(LEGEND, markup=False)
     for m in report.models:
         out.print(
             f"{m.deployment_id} ({m.request_id}) {m.model}: ${m.usd:,.2f} ({m.share:.0%})",
@@ -109,29 +133,30 @@ def run_spend(args: argparse.Namespace) -> int:
         return fail(str(exc), EXIT_USAGE)
     from bot.adapters.store import open_store
     from bot.adapters.store.deployments import RedisDeployments
-    from bot.services.spending import SpendLedger
+    from bot.services.spending import SpendLedger, UnknownTeam
 
     settings = settings_or_exit()
     store = open_store(settings.redis_url, settings.namespace)
-    ledger = SpendLedger(store, settings.teams, settings.budgets, settings.over_budget)
-    report = ledger.report(month, args.team, RedisDeployments(store).deployments_of)
+    ledger = SpendLedger(
+        store,
+        settings.teams,
+        settings.budgets,
+        settings.over_budget,
+        now=lambda: datetime.now(UTC),
+    )
+    store.index_ledger(datetime.now(UTC))
+    try:
+        report = ledger.report(month, args.team, RedisDeployments(store).deployments_of, rows=None)
+    except UnknownTeam as exc:
+        return fail(str(exc), EXIT_USAGE)
     if args.json:
         print_json(report_json(report))
     elif args.csv:
         writer = csv.writer(sys.stdout)
         writer.writerow(CSV_COLUMNS)
         for r in report.rows:
-            writer.writerow(
-                [
-                    r.request_id,
-                    r.team,
-                    r.requester,
-                    r.option,
-                    f"{r.committed_usd:.2f}",
-                    "" if r.used_pct is None else f"{r.used_pct:.1f}",
-                    "" if r.on_demand_usd is None else f"{r.on_demand_usd:.2f}",
-                ]
-            )
+            doc = row_json(r)
+            writer.writerow(["" if doc[c] is None else doc[c] for c in CSV_COLUMNS])
     else:
         _print_text(report)
     return 0

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.domain.budgets import BudgetCheck, OverBudget
+from bot.domain.budgets import BudgetCheck, OverBudget, judge_approval, over_budget_refusal
 from bot.domain.decisions import Approval, Outcome, Rejection
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
@@ -87,12 +87,7 @@ def judge_budget(
         return spend
     approvals = max(spend.approvals, 2)
     if rule is OverBudget.REFUSE and spend.refusal is None:
-        refusal = (
-            f"it takes {check.team} to ${check.after_usd:,.2f} in {check.month}, above its "
-            f"${check.budget_usd:,.2f} budget (${check.before_usd:,.2f} committed so far): "
-            f"ask for a smaller {what}, or for the budget to be raised"
-        )
-        return Spend(approvals, refusal)
+        return Spend(approvals, over_budget_refusal(check, what))
     return Spend(approvals, spend.refusal)
 
 
@@ -100,6 +95,10 @@ def judge_budget(
 class Decision:
     outcome: Outcome
     record: CapacityRecord  # the new record when changed, else the one given
+    # A decisive approval judged within the team's budget: the team-month's held and paid
+    # may reach this (cents) with it, checked again in the write (None: nothing to check).
+    budget_guard: int | None = None
+    budget: BudgetCheck | None = None  # the team's month as this decision judged it
 
 
 def refusal(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Outcome | None:
@@ -128,20 +127,38 @@ def approve_refusal(
     return refused
 
 
-def approve(record: CapacityRecord, user: str, is_approver: bool, now: datetime) -> Decision:
+def approve(
+    record: CapacityRecord,
+    user: str,
+    is_approver: bool,
+    now: datetime,
+    budget: BudgetCheck | None = None,
+    over_budget: OverBudget = OverBudget.SECOND_APPROVAL,
+) -> Decision:
+    """An Approve. `budget`: where this request takes its team's month now (None: no
+    budget). It is judged when the approval would be the decisive one: over the budget, a
+    second approver is needed (or, under `refuse`, the approval is refused); within it,
+    the decision carries a guard the write checks again, so that two approvals that
+    together go over cannot both pass on the same totals."""
     refused = approve_refusal(record, user, is_approver, now)
     if refused is not None:
         return Decision(refused, record)
     approvals = (*record.approvals, Approval(user=user, at=now))
-    done = len(approvals) >= record.required_approvals
+    verdict = judge_approval(len(approvals), record.required_approvals, budget, over_budget)
+    if verdict.refused:
+        return Decision(Outcome.OVER_BUDGET, record, budget=budget)
+    done = len(approvals) >= verdict.needed
     updated = record.model_copy(
         update={
             "approvals": approvals,
+            "required_approvals": verdict.needed,
+            "budget": budget if budget is not None else record.budget,
             "state": State.APPROVED if done else State.PENDING_APPROVAL,
             "updated_at": now,
         }
     )
-    return Decision(Outcome.APPROVED if done else Outcome.PARTIAL, updated)
+    outcome = Outcome.APPROVED if done else Outcome.PARTIAL
+    return Decision(outcome, updated, budget_guard=verdict.guard, budget=budget)
 
 
 def reject(

@@ -35,6 +35,8 @@ class Outcome(StrEnum):
     TOO_LATE = "too_late"  # past its approval deadline (the worker times it out)
     REASON_REQUIRED = "reason_required"
     REASON_TOO_LONG = "reason_too_long"
+    # GPU_BOT_OVER_BUDGET=refuse: the approval would take the team over its budget.
+    OVER_BUDGET = "over_budget"
 
     @property
     def changed(self) -> bool:

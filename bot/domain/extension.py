@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.domain.budgets import BudgetCheck
+from bot.domain.budgets import BudgetCheck, OverBudget, judge_approval
 from bot.domain.decisions import Approval, Outcome
 from bot.domain.offering_rules import CB_MAX_DAYS, capacity_block_duration_valid
 
@@ -140,6 +140,7 @@ def approver_refusal(
 class ExtensionDecision:
     outcome: Outcome
     extension: Extension  # the new extension when changed, else the one given
+    budget_guard: int | None = None  # see bot.domain.budgets.judge_approval
 
 
 def decide(
@@ -150,9 +151,13 @@ def decide(
     approve: bool,
     reason: str,
     now: datetime,
+    budget: BudgetCheck | None = None,
+    over_budget: OverBudget = OverBudget.SECOND_APPROVAL,
 ) -> ExtensionDecision:
     """An Approve or Reject of an extension, as `bot.domain.approval` decides a request's:
-    the last approval needed approves it, an earlier one is recorded (PARTIAL)."""
+    the last approval needed approves it, an earlier one is recorded (PARTIAL); the team's
+    budget (`budget`: where the extension takes its month now) is judged at the decisive
+    approval, as a request's is."""
     if extension.status is not ExtensionStatus.PENDING_APPROVAL:
         return ExtensionDecision(Outcome.NOT_PENDING, extension)
     if user in (extension.requested_by, requester):
@@ -172,10 +177,17 @@ def decide(
         )
         return ExtensionDecision(Outcome.REJECTED, rejected)
     approvals = (*extension.approvals, Approval(user=user, at=now))
-    done = len(approvals) >= extension.required_approvals
-    update: dict[str, object] = {"approvals": approvals}
+    verdict = judge_approval(len(approvals), extension.required_approvals, budget, over_budget)
+    if verdict.refused:
+        return ExtensionDecision(Outcome.OVER_BUDGET, extension)
+    done = len(approvals) >= verdict.needed
+    update: dict[str, object] = {"approvals": approvals, "required_approvals": verdict.needed}
+    if budget is not None:
+        update["budget"] = budget
     if done:
         update |= {"status": ExtensionStatus.APPROVED, "approved_by": user, "decided_at": now}
     return ExtensionDecision(
-        Outcome.APPROVED if done else Outcome.PARTIAL, extension.model_copy(update=update)
+        Outcome.APPROVED if done else Outcome.PARTIAL,
+        extension.model_copy(update=update),
+        verdict.guard,
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.domain import events as on
-from bot.domain.budgets import BudgetCheck
+from bot.domain.budgets import BudgetCheck, OverBudget, over_budget_refusal
 from bot.domain.buy_once import lease
 from bot.domain.decisions import Outcome
 from bot.domain.extension import (
@@ -100,6 +100,7 @@ class Decided:
     refusal: str | None = None
     outcome: Outcome | None = None
     step: Transition | None = None
+    budget_guard: int | None = None  # see bot.domain.budgets.judge_approval
 
 
 def decided(
@@ -110,15 +111,21 @@ def decided(
     approve: bool,
     reason: str,
     now: datetime,
+    budget: BudgetCheck | None = None,
+    over_budget: OverBudget = OverBudget.SECOND_APPROVAL,
 ) -> Decided:
     """The last approval needed approves it (and so schedules its purchase), an earlier
-    one is recorded; a rejection ends it."""
+    one is recorded; a rejection ends it. `budget`: see bot.domain.extension.decide."""
     why = decision_refusal(record, number, user, is_approver)
     if why is not None:
         return Decided(refusal=why)
     ext = record.extension
     assert ext is not None  # decision_refusal checked it
-    decision = decide(ext, user, is_approver, record.requester, approve, reason, now)
+    decision = decide(
+        ext, user, is_approver, record.requester, approve, reason, now, budget, over_budget
+    )
+    if decision.outcome is Outcome.OVER_BUDGET and budget is not None:
+        return Decided(refusal=f"Not approved: {over_budget_refusal(budget, 'extension')}.")
     if not decision.outcome.changed:
         return Decided(outcome=decision.outcome)
     event: on.Event
@@ -128,7 +135,8 @@ def decided(
         event = on.ExtensionApproved(number)
     else:
         event = on.ExtensionRejected(number)
-    return Decided(outcome=decision.outcome, step=_with(record, event, decision.extension))
+    step = _with(record, event, decision.extension)
+    return Decided(outcome=decision.outcome, step=step, budget_guard=decision.budget_guard)
 
 
 def purchase_started(record: CapacityRecord, number: int, now: datetime) -> Transition | None:

@@ -1,16 +1,18 @@
 """The learned default `util`: what a team's last reservations measured becomes the next
-quote's expected utilisation, when the request does not say `util=`."""
+quote's expected utilisation, when the request does not say `util=`. The reservations are
+those whose use is measured to their end, kept per team as each one closes
+(bot/domain/ledger.py, Closed): nothing is read but the team's last few."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from bot.domain.records import CapacityRecord
+    from bot.domain.ledger import Closed
 
 _USER = re.compile(r"[UW][A-Z0-9]{2,}")
 LEARN_FROM = 5  # the last this many measured reservations of a team
@@ -33,24 +35,14 @@ class LearnedUtil(BaseModel):
         return f"{who} {last} ran at {self.pct}%: quoted at {self.pct}%; `util=` overrides"
 
 
-def learned_util(
-    records: Iterable[CapacityRecord], team: str, last: int = LEARN_FROM
-) -> LearnedUtil | None:
-    """From the `last` most recent (by start) measured reservations of `team`: the used
+def learned_util(closed: Sequence[Closed], team: str, last: int = LEARN_FROM) -> LearnedUtil | None:
+    """From the `last` most recent (by start) closed reservations of `team`: the used
     instance-hours over the billed ones, so a big block weighs more than a small one.
     None when nothing of the team was measured."""
-    measured = [
-        r
-        for r in records
-        if (r.team or r.requester) == team
-        and r.usage is not None
-        and r.usage.billed_instance_hours > 0
-    ]
-    measured.sort(key=lambda r: (r.window[0], r.id), reverse=True)
-    chosen = measured[:last]
+    chosen = sorted((c for c in closed if c.billed_hours > 0), key=lambda c: c.start)[-last:]
     if not chosen:
         return None
-    used = sum(r.usage.used_instance_hours for r in chosen if r.usage)
-    billed = sum(r.usage.billed_instance_hours for r in chosen if r.usage)
+    used = sum(c.used_hours for c in chosen)
+    billed = sum(c.billed_hours for c in chosen)
     pct = min(100, max(1, round(100 * used / billed)))
     return LearnedUtil(team=team, reservations=len(chosen), pct=pct)

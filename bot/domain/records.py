@@ -13,6 +13,7 @@ from bot.domain.decisions import Approval, Rejection
 from bot.domain.extension import Extension
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
+from bot.domain.money import LedgerEntry, Money
 from bot.domain.recommendation import Quote
 from bot.domain.request import CapacityRequest
 from bot.domain.utilisation import Usage
@@ -108,6 +109,9 @@ class CapacityRecord(_Frozen):
     usage: Usage | None = None  # measured while the reservation bills (None: not yet)
     team: str | None = None  # GPU_BOT_TEAMS' name for it (None: the requester is the team)
     budget: BudgetCheck | None = None  # the team's month, as the approvers were shown it
+    # Its money as kept (bot/domain/money.py): each entry written with the change that
+    # caused it; every place that shows money reads `money`, never works it out again.
+    ledger: tuple[LedgerEntry, ...] = ()
 
     @property
     def team_name(self) -> str:
@@ -150,12 +154,9 @@ class CapacityRecord(_Frozen):
         return self.request.start, self.request.end
 
     @property
-    def paid_usd(self) -> float | None:
-        """What it costs in all: the fees AWS charged (the purchase and every extension)
-        once something is bought, else the chosen option's expected total."""
-        if self.reservation is not None and self.reservation.fee_usd is not None:
-            return round(self.reservation.fee_usd, 2)
-        return self.total_usd
+    def money(self) -> Money:
+        """Held, paid and released, summed from the ledger."""
+        return Money.of(self.ledger)
 
     @property
     def most_usd(self) -> float | None:

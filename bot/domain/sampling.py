@@ -151,8 +151,8 @@ def hourly_usd(record: CapacityRecord, on_demand_hourly: float | None) -> float 
     if res.kind is OptionKind.ON_DEMAND_RESERVATION:
         return on_demand_hourly * res.instances if on_demand_hourly is not None else None
     hours = _hours(res.start, res.end)
-    paid = record.paid_usd
-    return paid / hours if paid is not None and hours > 0 else None
+    paid = record.money.committed_usd
+    return paid / hours if paid > 0 and hours > 0 else None
 
 
 # --- Release it ----------------------------------------------------------------------------
@@ -183,7 +183,11 @@ def released(record: CapacityRecord, who: Viewer, now: datetime) -> Transition:
     prompt = CleanupPrompt(status=PromptStatus.CLEANING, next_at=now, answered_by=who.user)
     update = {
         "state": State.EXPIRED,
-        "reservation": res.model_copy(update={"end": now}),
+        # Cancelled at once by the cleanup this starts (AWS's word for a cancelled ODCR):
+        # the card must not go on saying "active".
+        "reservation": res.model_copy(
+            update={"end": now, "state": "cancelled", "state_reason": "released early"}
+        ),
         "usage": usage,
         "cleanup": prompt,
         "updated_at": now,
@@ -227,21 +231,15 @@ def report_card(record: CapacityRecord, on_demand_hourly: float | None) -> Repor
         return None
     window = Window(res.start, res.end, res.instances)
     usage = until_end(record.usage, window)
-    if res.kind is OptionKind.ON_DEMAND_RESERVATION:
-        if on_demand_hourly is None:
-            return None
-        paid = on_demand_hourly * usage.billed_instance_hours
-    else:
-        if record.paid_usd is None:
-            return None
-        paid = record.paid_usd
+    # The ledger's figure: paid once it ended (an ODCR's billed hours, a block's fee).
+    paid = record.money.committed_usd
     od = on_demand_hourly * usage.used_instance_hours if on_demand_hourly is not None else None
     return ReportCard(
         request_id=record.id,
         kind=res.kind,
         instance_type=res.instance_type,
         instances=res.instances,
-        paid_usd=round(paid, 2),
+        paid_usd=paid,
         used_instance_hours=usage.used_instance_hours,
         billed_instance_hours=usage.billed_instance_hours,
         on_demand_usd=round(od, 2) if od is not None else None,

@@ -1,65 +1,22 @@
-"""The spend report: per request what its team committed in a month, how much of it was
-used, what On-Demand would have cost for the hours used; per team the totals; MIG
-deployments with each model's share. Pure: the records and deployments are handed in.
+"""The spend report: per request its team's held and paid money in a month, how much of it
+was used, what On-Demand would have cost for the hours used; per team the totals against
+the budget; MIG deployments with each model's cost for the time its endpoint existed.
+Pure: the ledger's kept rows and totals are handed in (bot/domain/ledger.py, SpendRow),
+never worked out again from the records.
 
-What counts, and in which month: see bot.domain.budgets.
+What counts, and in which month: see bot.domain.budgets and bot.domain.money.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from bot.domain.budgets import month_of
-from bot.domain.comparison import OptionKind
-from bot.domain.deployment.record import Deployment
-from bot.domain.lifecycle import State
-from bot.domain.records import CapacityRecord
-
-# The states in which a request's money is committed: approved, being bought, bought.
-COMMITTED = frozenset(
-    {
-        State.APPROVED,
-        State.PURCHASING,
-        State.PAYMENT_PENDING,
-        State.SCHEDULED,
-        State.ACTIVE,
-        State.EXPIRING,
-        State.EXPIRED,
-        State.CLEANED_UP,
-        State.PURCHASE_UNKNOWN,
-    }
-)
-
-
-def committed_usd(record: CapacityRecord) -> float:
-    """What the request commits: the fees paid (purchase and extensions) once bought, else
-    the chosen option's expected total; 0 when nothing is committed."""
-    if record.state not in COMMITTED:
-        return 0.0
-    return record.paid_usd or 0.0
-
-
-def month_of_record(record: CapacityRecord) -> str:
-    """The month a request counts in: the month (UTC) its window starts."""
-    return month_of(record.window[0])
-
-
-def team_month_usd(records: Iterable[CapacityRecord], team: str, month: str) -> float:
-    return sum(
-        committed_usd(r) for r in records if r.team_name == team and month_of_record(r) == month
-    )
-
-
-@dataclass(frozen=True)
-class SpendRow:
-    request_id: str
-    team: str
-    requester: str
-    option: str
-    committed_usd: float
-    used_pct: float | None  # None: not measured
-    on_demand_usd: float | None  # the hours used at the On-Demand rate (None: not known)
+from bot.domain.budgets import TeamMonth
+from bot.domain.deployment.record import Deployment, DeployState
+from bot.domain.ledger import SpendRow
+from bot.domain.money import cents, dollars
 
 
 @dataclass(frozen=True)
@@ -69,95 +26,86 @@ class ModelCost:
     team: str
     model: str
     share: float
-    usd: float  # the model's share of what its request committed
+    hours: float  # how long its endpoint held the plan's accelerators
+    usd: float  # its share of the plan's rate over those hours
     usd_per_hour: float | None
 
 
 @dataclass(frozen=True)
 class TeamTotal:
     team: str
-    committed_usd: float
-    on_demand_usd: float  # of the measured requests only
+    held_usd: float
+    paid_usd: float
+    asked_usd: float  # waiting for approvers (not counted against the budget yet)
+    measured_usd: float  # the hours used at the On-Demand rate, of measured requests
     budget_usd: float | None
+    requests: int  # rows of the team in the month
+
+    @property
+    def committed_usd(self) -> float:
+        return round(self.held_usd + self.paid_usd, 2)
+
+    @property
+    def left_usd(self) -> float | None:
+        return None if self.budget_usd is None else round(self.budget_usd - self.committed_usd, 2)
 
 
 @dataclass(frozen=True)
 class SpendReport:
     month: str
     team: str | None
-    rows: list[SpendRow]
+    rows: list[SpendRow]  # in order: team, start (possibly only the first page)
     teams: list[TeamTotal]
     models: list[ModelCost] = field(default_factory=list)
 
     @property
     def total_usd(self) -> float:
-        return round(sum(t.committed_usd for t in self.teams), 2)
+        return dollars(sum(cents(t.committed_usd) for t in self.teams))
+
+    @property
+    def row_count(self) -> int:
+        return sum(t.requests for t in self.teams)
+
+    @property
+    def more_rows(self) -> int:
+        return self.row_count - len(self.rows)
 
 
-def _on_demand_rate(record: CapacityRecord) -> float | None:
-    if record.quote is None:
-        return None
-    rate = record.quote.option(OptionKind.ON_DEMAND).hourly_usd
-    return rate if rate is not None and rate > 0 else None
-
-
-def spend_row(record: CapacityRecord) -> SpendRow:
-    usage = record.usage
-    pct = usage.utilisation_pct if usage is not None else None
-    rate = _on_demand_rate(record)
-    on_demand = None
-    if usage is not None and pct is not None and rate is not None:
-        on_demand = round(usage.used_instance_hours * rate, 2)
-    return SpendRow(
-        request_id=record.id,
-        team=record.team_name,
-        requester=record.requester,
-        option=record.choice.kind.label if record.choice else "none",
-        committed_usd=round(committed_usd(record), 2),
-        used_pct=None if pct is None else round(pct, 1),
-        on_demand_usd=on_demand,
+def team_total(team: str, month: TeamMonth, budget: float | None, requests: int) -> TeamTotal:
+    return TeamTotal(
+        team=team,
+        held_usd=dollars(month.held),
+        paid_usd=dollars(month.paid),
+        asked_usd=dollars(month.asked),
+        measured_usd=dollars(month.measured),
+        budget_usd=budget,
+        requests=requests,
     )
 
 
-def spend_report(
-    records: Iterable[CapacityRecord],
-    month: str,
-    team: str | None = None,
-    budgets: Mapping[str, float] | None = None,
-    deployments: Mapping[str, list[Deployment]] | None = None,
-) -> SpendReport:
-    """The month's report (`team`: only that team's requests)."""
-    chosen = [
-        r
-        for r in records
-        if r.state in COMMITTED
-        and month_of_record(r) == month
-        and (team is None or r.team_name == team)
-    ]
-    chosen.sort(key=lambda r: (r.team_name, r.window[0], r.id))
-    rows = [spend_row(r) for r in chosen]
-    budgets = budgets or {}
-    totals: dict[str, list[float]] = {}
+def deployment_hours(deployment: Deployment, now: datetime) -> float:
+    """How long a deployment held its plan's accelerators: from when it was made until it
+    was cleaned up (or now, or the plan's end); a refused one, never."""
+    if deployment.state is DeployState.REFUSED:
+        return 0.0
+    end = deployment.updated_at if deployment.state is DeployState.DELETED else now
+    if deployment.plan_end is not None:
+        end = min(end, deployment.plan_end)
+    return max((end - deployment.created_at).total_seconds(), 0.0) / 3600.0
+
+
+def model_costs(
+    rows: Sequence[SpendRow], deployments: Mapping[str, Sequence[Deployment]], now: datetime
+) -> list[ModelCost]:
+    """Each model's share of its plan's rate for the time its endpoint existed."""
+    costs = []
     for row in rows:
-        got = totals.setdefault(row.team, [0.0, 0.0])
-        got[0] += row.committed_usd
-        got[1] += row.on_demand_usd or 0.0
-    teams = [
-        TeamTotal(name, round(c, 2), round(od, 2), budgets.get(name))
-        for name, (c, od) in sorted(totals.items())
-    ]
-    models = [
-        ModelCost(
-            d.id,
-            r.id,
-            r.team_name,
-            c.model,
-            c.share,
-            round(c.share * committed_usd(r), 2),
-            c.reserved_usd_per_hour,
-        )
-        for r in chosen
-        for d in (deployments or {}).get(r.id, [])
-        for c in d.costs
-    ]
-    return SpendReport(month, team, rows, teams, models)
+        for d in deployments.get(row.request_id, ()):
+            hours = deployment_hours(d, now)
+            for c in d.costs:
+                rate = c.reserved_usd_per_hour
+                usd = round(rate * hours, 2) if rate is not None else 0.0
+                costs.append(
+                    ModelCost(d.id, row.request_id, row.team, c.model, c.share, hours, usd, rate)
+                )
+    return costs

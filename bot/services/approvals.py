@@ -4,6 +4,10 @@ The decision is the pure `bot.domain.approval` function; this service applies it
 compare-and-set, so twenty concurrent clicks, Slack retries and two replicas produce one
 transition. An approved request waits in the `approved` state for purchasing: that single
 transition is the purchase hand-off.
+
+The team's budget is judged at every approval against the month's held and paid as kept
+now; a decisive approval judged within it carries a guard the write checks again, and one
+that loses to another approval of the same team is decided again on the fresh totals.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from collections.abc import Callable
 from bot.domain import approval
 from bot.domain import events as on
 from bot.domain.approval import Decision
-from bot.domain.cleanup import waits_for_approvers
 from bot.domain.decisions import Outcome
 from bot.domain.events import Event
 from bot.domain.lifecycle import State
@@ -23,31 +26,39 @@ from bot.services.actor import Actor
 from bot.services.approvers import ApproverDirectory
 from bot.services.changes import Change, RequestChanges
 from bot.services.ports import Clock
+from bot.services.spending import SpendLedger
 
 
 class ApprovalService:
-    def __init__(self, changes: RequestChanges, directory: ApproverDirectory, clock: Clock) -> None:
+    def __init__(
+        self,
+        changes: RequestChanges,
+        directory: ApproverDirectory,
+        clock: Clock,
+        ledger: SpendLedger | None = None,
+    ) -> None:
         self.changes = changes
         self.store = changes.store
         self.directory = directory
         self.clock = clock
+        self.ledger = ledger or SpendLedger(changes.store, now=clock.now)
 
     def is_approver(self, user: str) -> bool:
         return self.directory.is_approver(user)
 
-    def waiting_for(self, actor: Actor) -> list[CapacityRecord] | None:
-        """What waits for this approver: pending requests they may decide (not their own),
-        then purchases whose outcome is unknown (an approver checks AWS or marks them
-        failed), then leftovers handed to the approvers to clean up; None when they are
-        not an approver."""
+    def waiting_for(
+        self, actor: Actor, offset: int = 0, limit: int | None = None
+    ) -> tuple[list[CapacityRecord], int] | None:
+        """A page of what waits for this approver, oldest request first: requests and
+        extensions they may decide (not their own, not approved by them already),
+        purchases and extensions whose outcome is unknown (an approver checks AWS or marks
+        them failed), leftovers handed to the approvers to clean up; and how many there
+        are in all. None when they are not an approver. Read from the waiting list kept
+        with every change: only the page's records are read."""
         if not actor.is_approver:
             return None
-        pending = self.store.in_state(State.PENDING_APPROVAL)
-        user = actor.user
-        decide = [r for r in pending if r.requester != user and user not in r.approvers]
-        ended = self.store.in_state(State.EXPIRED)
-        handed = [r for r in ended if waits_for_approvers(r.cleanup)]
-        return decide + self.store.in_state(State.PURCHASE_UNKNOWN) + handed
+        ids, total = self.store.waiting_for(actor.user, offset, limit)
+        return self.store.get_many(ids), total
 
     def refusal(
         self, request_id: str, actor: Actor, approving: bool = False
@@ -69,11 +80,13 @@ class ApprovalService:
                 return self._change(decision, "approval", user, count)
             return self._change(decision, "approved", user, "handed to purchasing")
 
-        return self._decide(
-            request_id,
-            lambda record: approval.approve(record, user, is_approver, self.clock.now()),
-            describe,
-        )
+        def decide(record: CapacityRecord) -> Decision:
+            budget = self.ledger.check(record, record.most_usd or 0.0)
+            now = self.clock.now()
+            rule = self.ledger.over_budget
+            return approval.approve(record, user, is_approver, now, budget, rule)
+
+        return self._decide(request_id, decide, describe)
 
     def reject(self, request_id: str, actor: Actor, reason: str) -> Decision | None:
         user, is_approver = actor.user, actor.is_approver
@@ -93,7 +106,7 @@ class ApprovalService:
             event = on.Approved()
         elif record.state is State.REJECTED:
             event = on.Rejected()
-        return Change(record, event, action, user, detail)
+        return Change(record, event, action, user, detail, budget_guard=decision.budget_guard)
 
     def _decide(
         self,
@@ -113,4 +126,5 @@ class ApprovalService:
         saved, _ = self.changes.apply(normalise_id(request_id), attempt)
         if saved is None:
             return None
-        return Decision(decisions[-1].outcome, saved)
+        last = decisions[-1]
+        return Decision(last.outcome, saved, budget=last.budget)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from bot.domain.audit import BOT, AuditEntry
 from bot.domain.events import Event, Noted
+from bot.domain.ledger import settle
 from bot.domain.lifecycle import check_transition
 from bot.domain.records import CapacityRecord
 from bot.domain.transitions import Transition
@@ -36,6 +37,9 @@ class Change:
     actor: str
     detail: str = ""
     usd: float | None = None  # the amount to audit when not the chosen total (a fee paid)
+    # Cents the team-month's held and paid may reach with this change (an approval judged
+    # within budget): the store refuses the write past it, and the change is decided again.
+    budget_guard: int | None = None
 
     @classmethod
     def of(
@@ -53,7 +57,9 @@ class Change:
 
 
 class RequestChanges:
-    """The one way requests are created and changed."""
+    """The one way requests are created and changed. Every change is settled through the
+    ledger (bot.domain.ledger.settle) before it is written: the money entries it causes go
+    in the same compare-and-set."""
 
     def __init__(self, store: Store, reactions: Reactions, now: Callable[[], datetime]) -> None:
         self.store = store
@@ -72,10 +78,16 @@ class RequestChanges:
             over[:] = [record]
             if change.record.state is not record.state:
                 check_transition(record.state, change.record.state)  # a bug, never a user error
-            jobs = self.reactions.jobs(change.event, record, change.record)
+            new = settle(change.record, self.now(), change.action)
+            jobs = self.reactions.jobs(change.event, record, new)
             # A job scheduled here wakes a waiting worker in the same step.
             return self.store.save(
-                record, change.record, self._audit(record, change), jobs.schedule, jobs.cancel
+                record,
+                new,
+                self._audit(record, change),
+                jobs.schedule,
+                jobs.cancel,
+                budget_guard=change.budget_guard,
             )
 
         def read() -> CapacityRecord | None:
@@ -90,7 +102,7 @@ class RequestChanges:
     def create(self, change: Change) -> CapacityRecord:
         """Store a new record (`VersionConflict` if its id exists), with what its event
         causes."""
-        record = change.record
+        record = settle(change.record, self.now(), change.action)
         jobs = self.reactions.jobs(change.event, None, record)
         saved = self.store.create(record, self._audit(record, change), jobs.schedule)
         self._after(change.event, None, saved)

@@ -56,5 +56,11 @@ class Services:
     metrics: Metrics
     watches: WatchService
 
+    def start_up(self) -> None:
+        """What each worker does once its store answers: index records written before the
+        ledger (once; later starts skip it), and schedule this month's spend summary."""
+        self.store.index_ledger(self.clock.now())
+        self.spend_summary.seed()
+
     def close(self) -> None:
         self.after_ack.shutdown(wait=True)

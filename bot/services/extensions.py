@@ -19,7 +19,7 @@ The money rules are the purchase's, by the same protocol:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -35,7 +35,6 @@ from bot.domain.extension import (
     DEFAULT_EXTENSION_HOURS,
     Extension,
     ExtensionStatus,
-    approver_refusal,
     extension_hours_valid,
     extension_refusal,
 )
@@ -114,7 +113,7 @@ class ExtensionService:
         self.approval_channel = approval_channel
         self.policy = policy or SpendingPolicy()
         self.buyer = ExtensionBuyer(changes, market, clock)
-        self.ledger = ledger or SpendLedger(changes.store)
+        self.ledger = ledger or SpendLedger(changes.store, now=changes.now)
 
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(POST_CARD, self.post_card)
@@ -146,8 +145,8 @@ class ExtensionService:
             raise ExtensionError(f"AWS offers no extension of {request_id} to buy: {exc}.") from exc
         if offer is None:
             raise ExtensionError(f"AWS offers no extension of {request_id} right now.")
-        paid = paid_so_far(record)
-        budget = self.ledger.check(record, offer.fee_usd, extension=True)
+        paid = record.money.committed_usd
+        budget = self.ledger.check(record, offer.fee_usd)
         spend = self.policy.judge(offer.fee_usd, paid_before_usd=paid)
         spend = judge_budget(spend, budget, self.ledger.over_budget, "extension")
         if spend.refusal is not None:
@@ -185,27 +184,6 @@ class ExtensionService:
             status = record.extension.status.value.replace("_", " ")
             raise ExtensionError(f"An extension of {request_id} is already {status}.")
         return record
-
-    def waiting_for(self, actor: Actor) -> list[CapacityRecord]:
-        """The requests whose extension waits for `user` to decide: pending approval and
-        asked by someone else (the same rule as the decision's), or bought with an outcome
-        unknown (Check again, Mark failed). Empty for non-approvers."""
-        if not actor.is_approver:
-            return []
-        user, is_approver = actor.user, True
-        found = [r for state in WITH_EXTENSIONS for r in self.store.in_state(state)]
-        waiting = [
-            r
-            for r in found
-            if r.extension is not None
-            and (
-                approver_refusal(r.extension, user, is_approver, r.requester) is None
-                or r.extension.status is ExtensionStatus.UNKNOWN
-            )
-        ]
-        return sorted(
-            waiting, key=lambda r: r.extension.requested_at if r.extension else r.created_at
-        )
 
     def post_card(self, job: ExtensionJob) -> None:
         record = self.store.get(job.request)
@@ -257,21 +235,27 @@ class ExtensionService:
         outcomes: list[Outcome] = []
 
         def decided(r: CapacityRecord) -> Change | None:
-            decision = steps.decided(r, number, user, is_approver, approve, reason, now)
+            fee = r.extension.offer.fee_usd if r.extension else 0.0
+            budget = self.ledger.check(r, fee) if approve else None
+            rule = self.ledger.over_budget
+            decision = steps.decided(
+                r, number, user, is_approver, approve, reason, now, budget, rule
+            )
             if decision.refusal is not None:
                 refused.append(decision.refusal)
             if decision.outcome is not None:
                 outcomes.append(decision.outcome)
             if decision.step is None:
                 return None
-            fee = r.extension.offer.fee_usd if r.extension else None
             if decision.outcome is Outcome.PARTIAL:
                 ext = decision.step.record.extension
                 assert ext is not None
                 got = f"{len(ext.approvals)} of {ext.required_approvals}"
                 return Change.of(decision.step, "extension-approval", user, got, usd=fee)
             if approve:
-                return Change.of(decision.step, "extension-approved", user, reason, usd=fee)
+                change = Change.of(decision.step, "extension-approved", user, reason, usd=fee)
+                assert change is not None
+                return replace(change, budget_guard=decision.budget_guard)
             return Change.of(decision.step, "extension-rejected", user, reason)
 
         record, change = self.changes.apply(request_id, decided)
@@ -361,11 +345,3 @@ class ExtensionService:
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"
         block = section(text)
         self.delivery.send(key, record.requester, text, [block])
-
-
-def paid_so_far(record: CapacityRecord) -> float:
-    """What the request has cost: its purchase and the extensions bought since (the
-    reservation's fee carries both), or the chosen total before anything was bought."""
-    if record.reservation is not None and record.reservation.fee_usd is not None:
-        return record.reservation.fee_usd
-    return record.total_usd or 0.0

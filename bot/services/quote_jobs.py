@@ -28,7 +28,7 @@ class QuoteJobs:
         clock: Clock,
         ledger: SpendLedger | None = None,
     ) -> None:
-        self.ledger = ledger or SpendLedger(changes.store)
+        self.ledger = ledger or SpendLedger(changes.store, now=changes.now)
         self.changes = changes
         self.store = changes.store
         self.quotes = quotes

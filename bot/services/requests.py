@@ -49,7 +49,7 @@ class RequestService:
         self.submissions = submissions
         self.clock = clock
         self.limits = limits
-        self.ledger = ledger or SpendLedger(changes.store)
+        self.ledger = ledger or SpendLedger(changes.store, now=changes.now)
 
     def open(
         self,

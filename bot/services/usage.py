@@ -27,6 +27,7 @@ from bot.domain import sampling as steps
 from bot.domain.catalog import Catalog, PriceKind
 from bot.domain.comparison import OptionKind
 from bot.domain.events import Sampled
+from bot.domain.ledger import on_demand_rate
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.sampling import (
@@ -35,6 +36,8 @@ from bot.domain.sampling import (
     Sample,
     hourly_usd,
     released,
+    so_far,
+    window_of,
 )
 from bot.domain.sampling import report_card as card_figures
 from bot.domain.transitions import TransitionRefused
@@ -179,8 +182,12 @@ class UsageService:
     # --- idle alerts ------------------------------------------------------------------------
 
     def on_demand_hourly(self, record: CapacityRecord) -> float | None:
-        """What an instance of the request's type costs an hour On-Demand (SageMaker's
-        rate for a training plan, when the catalog has one)."""
+        """What an instance of the request's type costs an hour On-Demand: the rate it
+        was quoted at (the ledger prices the hours used with it too), else the catalog's
+        (SageMaker's rate for a training plan, when the catalog has one)."""
+        quoted = on_demand_rate(record)
+        if quoted is not None:
+            return quoted
         res = record.reservation
         instance_type = res.instance_type if res else record.request.instance_type
         region = res.region if res else record.request.region
@@ -205,7 +212,12 @@ class UsageService:
         rate = hourly_usd(record, self.on_demand_hourly(record))
         idle_for = now - job.stretch
         stretch_usd = rate * idle_for.total_seconds() / 3600 if rate is not None else None
-        so_far = rate * max((now - res.start).total_seconds(), 0) / 3600 if rate else None
+        # What idleness cost in all: the instance-hours billed and not used, at the rate.
+        measured = so_far(usage, window_of(record), now)
+        idle_hours = (
+            measured.billed_instance_hours - measured.used_instance_hours if measured else 0
+        )
+        so_far_usd = rate * idle_hours / res.instances if rate and res.instances else None
         releasable = res.kind is OptionKind.ON_DEMAND_RESERVATION
         key = f"idle:{record.id}:{int(job.stretch.timestamp())}:{int(job.step)}"
         if job.step is IdleStep.ESCALATE:
@@ -215,7 +227,7 @@ class UsageService:
             self._send(key, self.approval_channel, message)
             return
         message = idle_alert(
-            record.id, res.kind, job.step, idle_for, stretch_usd, so_far, releasable
+            record.id, res.kind, job.step, idle_for, stretch_usd, so_far_usd, releasable
         )
         self._send(key, record.requester, message)
 

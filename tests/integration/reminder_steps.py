@@ -10,10 +10,11 @@ from bot.domain.audit import BOT, AuditEntry
 from bot.domain.comparison import OptionKind
 from bot.domain.events import Tracked
 from bot.domain.lifecycle import State
-from bot.domain.records import CapacityRecord, Reservation
+from bot.domain.records import CapacityRecord, Choice, Reservation
 from bot.services.changes import Change
 from tests.factories import make_record
 from tests.slack_harness import REQUESTER, BotUnderTest
+from tests.unit.test_comparison import quote, req
 
 DM = "D" + REQUESTER[1:]
 
@@ -71,7 +72,16 @@ def buy(bot: BotUnderTest, kind: OptionKind, request_id: str = "R1", days: int =
         fee_usd=fee,
         state="scheduled",
     )
-    record = make_record(request_id, state=State.APPROVED, created_at=now, updated_at=now)
+    choice = Choice(kind=kind, total_usd=fee or 0.0)
+    # The quote it was approved on: its On-Demand rate prices an ODCR's hours.
+    record = make_record(
+        request_id,
+        state=State.APPROVED,
+        created_at=now,
+        updated_at=now,
+        choice=choice,
+        quote=quote(req()),
+    )
     entry = AuditEntry(request_id, BOT, "created", "approved", "approved", now)
     bot.services.store.create(record, entry)
     move(bot, request_id, State.PURCHASING)

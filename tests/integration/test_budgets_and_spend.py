@@ -147,7 +147,10 @@ def test_the_card_shows_the_month_and_over_budget_needs_two_approvers(make_bot) 
     assert record.required_approvals == 2
     assert record.budget is not None and record.budget.before_usd == 2000.0
     card = card_text(bot)
-    assert f"{REQUESTER}: $2,000 of $6,000 in 2026-12; this request takes it to $6,984" in card
+    assert (
+        f"{REQUESTER}: $2,000 of $6,000 held or paid in 2026-12; this request takes it to $6,984"
+        in card
+    )
     assert "over budget" in card
 
 
@@ -160,7 +163,7 @@ def test_within_budget_one_approver_is_enough(make_bot) -> None:  # type: ignore
     assert "over budget" not in card_text(bot)
     # The approver confirms the amount, and sees the month again.
     confirm = json.dumps(bot.approval_form(request_id, APPROVER))
-    assert "$2,000 of $9,000 in 2026-12; this request takes it to $6,984" in confirm
+    assert "$2,000 of $9,000 held or paid in 2026-12; this request takes it to $6,984" in confirm
 
 
 def test_over_budget_is_refused_when_the_setting_says_so(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -179,7 +182,7 @@ def test_over_budget_is_refused_when_the_setting_says_so(make_bot) -> None:  # t
     )
     bot.wait()
     said = json.dumps(bot.responses(token))
-    assert "above its $6,000.00 budget ($2,000.00 committed so far)" in said
+    assert "$983.55 over its $6,000.00 budget ($2,000.00 held or paid so far)" in said
     assert bot.record(request_id).state is State.QUOTED
     assert bot.record(request_id).budget is None
 
@@ -194,14 +197,14 @@ def test_an_extension_over_budget_needs_two_approvers_and_says_where_it_takes_th
     assert ext is not None and ext.required_approvals == 2
     assert ext.budget is not None and ext.budget.after_usd == 6644.73
     shown = "\n".join(c.text_of_blocks() for c in bot.fake.of("chat.postMessage"))
-    assert "$4,984 of $6,000 in 2026-12; this extension takes it to $6,645" in shown
+    assert "$4,984 of $6,000 held or paid in 2026-12; this extension takes it to $6,645" in shown
 
 
 def test_an_extension_over_budget_is_refused_when_the_setting_says_so(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot(budgets=f"{REQUESTER}=6000", over_budget="refuse")
     active(bot)
     answer = ask(bot)
-    assert "cannot be extended" in answer and "above its $6,000.00 budget" in answer
+    assert "cannot be extended" in answer and "over its $6,000.00 budget" in answer
     assert bot.record("R1").extension is None
 
 
@@ -234,7 +237,7 @@ def test_the_spend_report_adds_up_to_the_audit_trail(make_bot) -> None:  # type:
     _reply, token = bot.command("spend 2026-12", APPROVER)
     bot.wait()
     shown = json.dumps(bot.responses(token))
-    assert f"GPU spend in 2026-12: ${round(paid, 2):,.2f} committed" in shown
+    assert f"GPU spend in 2026-12: ${round(paid, 2):,.2f} held or paid" in shown
     assert "not measured" in shown
 
 
@@ -252,7 +255,7 @@ def test_others_see_only_their_own_teams_spend(make_bot) -> None:  # type: ignor
     assert "Only approvers see other teams' spend" in json.dumps(bot.responses(token))
     _reply, token = bot.command("spend 2026-12", OUTSIDER)
     bot.wait()
-    assert "$0.00 committed" in json.dumps(bot.responses(token))
+    assert "$0.00 held or paid" in json.dumps(bot.responses(token))
 
 
 def test_the_monthly_summary_is_posted_once_on_the_first_even_with_two_workers(make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -269,7 +272,7 @@ def test_the_monthly_summary_is_posted_once_on_the_first_even_with_two_workers(m
     posts = [c for c in one.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
     summaries = [c for c in posts if "GPU spend in 2026-12" in c.text_of_blocks()]
     assert len(summaries) == 1
-    assert "$2,000.00 committed" in summaries[0].text_of_blocks()
+    assert "$2,000.00 held or paid" in summaries[0].text_of_blocks()
     assert "<@" not in json.dumps(summaries[0].blocks())  # nobody is pinged by it
 
 
@@ -281,7 +284,10 @@ def test_a_user_group_names_the_team_before_the_channel_and_its_budget_is_shown(
     request_id = submitted(bot)  # asked in C0REQUESTS, infra's channel
     record = bot.record(request_id)
     assert record.team == "ml" and record.required_approvals == 1
-    assert "ml: $2,000 of $9,000 in 2026-12; this request takes it to $6,984" in card_text(bot)
+    assert (
+        "ml: $2,000 of $9,000 held or paid in 2026-12; this request takes it to $6,984"
+        in card_text(bot)
+    )
 
 
 def test_a_worker_that_starts_schedules_this_months_summary(make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -47,12 +47,18 @@ def test_json_has_each_request_and_the_team_total(
     assert [r["request"] for r in data["requests"]] == ["R1", "R2"]
     assert data["requests"][0]["used_pct"] == 25.0
     assert data["requests"][1]["used_pct"] is None
+    assert data["requests"][0]["paid_usd"] == 4983.55
+    assert data["requests"][0]["held_usd"] == 0.0
     assert data["teams"] == [
         {
             "team": "U0REQUESTER",
+            "held_usd": 0.0,
+            "paid_usd": 6183.55,
             "committed_usd": 6183.55,
-            "on_demand_usd": 0.0,
+            "waiting_for_approvers_usd": 0.0,
+            "on_demand_for_hours_measured_usd": 0.0,
             "budget_usd": 9000.0,
+            "requests": 2,
         }
     ]
     assert data["total_usd"] == 6183.55
@@ -61,8 +67,11 @@ def test_json_has_each_request_and_the_team_total(
 def test_csv_is_one_row_per_request(stored: RedisStore, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["spend", "--month", "2026-11", "--csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert rows[0][:5] == ["request", "team", "requester", "option", "committed_usd"]
-    assert [r[0] for r in rows[1:]] == ["R3"] and rows[1][4] == "500.00"
+    head = rows[0]
+    assert head[:4] == ["request", "team", "requester", "option"]
+    assert [r[0] for r in rows[1:]] == ["R3"]
+    got = dict(zip(head, rows[1], strict=True))
+    assert (got["held_usd"], got["paid_usd"], got["paid_is_estimate"]) == ("0.0", "500.0", "False")
 
 
 def test_text_names_what_was_not_measured(
@@ -70,7 +79,8 @@ def test_text_names_what_was_not_measured(
 ) -> None:
     assert main(["spend", "--month", "2026-12"]) == 0
     out = capsys.readouterr().out
-    assert "Spend in 2026-12: $6,183.55 committed" in out
+    assert "Spend in 2026-12: $6,183.55 held or paid" in out
+    assert "paid $4,983.55" in out
     assert "25.0% used" in out and "not measured" in out
 
 

@@ -50,7 +50,7 @@ def test_a_long_list_and_a_busy_home_tab_are_accepted() -> None:
     records = [failed(request_id=f"R{n}") for n in range(200)]
     assert message_problems("list", list_blocks("All", records, "none")) == []
     waiting = [make_record(f"R{n}", state=State.PENDING_APPROVAL) for n in range(40)]
-    view = home_view(records[:20], waiting, True, NOW, mine_total=200)
+    view = home_view(records[:20], (waiting[:10], len(waiting)), NOW, mine_total=200)
     assert view_problems(view) == []
 
 

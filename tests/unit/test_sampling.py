@@ -10,6 +10,7 @@ import pytest
 
 from bot.domain import events as on
 from bot.domain.comparison import OptionKind
+from bot.domain.ledger import settle
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord, Choice, Reservation
 from bot.domain.sampling import (
@@ -161,9 +162,16 @@ def test_an_odcr_costs_its_billed_hours_at_the_on_demand_rate() -> None:
     usage = fold(
         [Sample(T0, 1), Sample(T0 + timedelta(hours=1), 0)], Window(T0, T0 + timedelta(hours=4), 1)
     )
-    card = report_card(record.model_copy(update={"usage": usage}), 10.0)
+    from tests.unit.test_comparison import OD, quote, req
+
+    ended = record.model_copy(
+        update={"usage": usage, "state": State.EXPIRED, "quote": quote(req())}
+    )
+    card = report_card(settle(ended, T0, "ended"), OD)
     assert card is not None
-    assert (card.paid_usd, card.on_demand_usd, card.saved_usd) == (40.0, 10.0, -30.0)
+    # The ledger's paid figure: the 4 billed hours at the quote's On-Demand rate.
+    paid, used = round(4 * OD, 2), round(OD, 2)
+    assert (card.paid_usd, card.on_demand_usd, card.saved_usd) == (paid, used, used - paid)
 
 
 def test_so_far_holds_the_last_count_to_now_without_a_new_sample() -> None:

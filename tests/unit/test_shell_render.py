@@ -185,7 +185,7 @@ def test_the_reject_modal_asks_for_a_reason(quote: Quote) -> None:
 def test_app_home_numbers_the_buttons_of_every_waiting_card(quote: Quote) -> None:
     mine = pending(quote, requester="U0ALICE")
     waiting = [pending(quote), pending(quote, id="R8")]
-    out = PLAIN_RENDERER.view(home_view([mine], waiting, is_approver=True, now=NOW), first_button=1)
+    out = PLAIN_RENDERER.view(home_view([mine], (waiting, len(waiting)), now=NOW), first_button=1)
     text = lines(out.lines)
     assert out.lines[0] == "== gpu-bot =="
     assert "*Waiting for approval (2)*" in out.lines

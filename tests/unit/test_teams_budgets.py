@@ -10,38 +10,50 @@ import pytest
 from bot.config import ConfigError, load_settings
 from bot.domain.approval import Spend, judge_budget
 from bot.domain.budgets import BudgetCheck, OverBudget, parse_month
+from bot.domain.comparison import OptionKind
 from bot.domain.learning import learned_util
+from bot.domain.ledger import Closed
 from bot.domain.lifecycle import State
 from bot.domain.teams import Team, parse_teams, team_of
 from bot.domain.utilisation import Usage
-from tests.factories import make_record, make_request
+from tests.factories import make_record
 
 
-def _measured(n: int, used: float, billed: float, team: str | None = None):  # type: ignore[no-untyped-def]
-    return make_record(
-        f"R{n}",
-        state=State.EXPIRED,
-        team=team,
-        request=make_request(start=datetime(2026, 11, n, tzinfo=UTC)),
-        usage=Usage(used_instance_hours=used, billed_instance_hours=billed),
-    )
+def _measured(n: int, used: float, billed: float) -> Closed:
+    return Closed(datetime(2026, 11, n, tzinfo=UTC), used, billed)
 
 
 def test_the_learned_util_weighs_by_billed_hours_over_the_last_five() -> None:
-    records = [
+    closed = [
         _measured(n + 1, u, b)
         for n, (u, b) in enumerate([(100, 100), (10, 100), (90, 100), (60, 200), (0, 50), (40, 50)])
     ]
-    got = learned_util(records, "U0REQUESTER")
+    got = learned_util(closed[::-1], "U0REQUESTER")  # in any order: by start
     # 200 used of 500 billed in the five newest.
-    assert got is not None and (got.pct, got.reservations) == (40, 5)
-    assert learned_util(records, "U0SOMEONE") is None
+    assert got is not None and (got.pct, got.reservations, got.team) == (40, 5, "U0REQUESTER")
+    assert learned_util([], "U0SOMEONE") is None
     assert learned_util([_measured(1, 0, 0)], "U0REQUESTER") is None  # nothing billed yet
 
 
 def test_the_learned_util_is_never_zero() -> None:
     got = learned_util([_measured(1, 0, 100)], "U0REQUESTER")
     assert got is not None and got.pct == 1
+
+
+def test_only_a_reservation_measured_to_its_end_is_learned_from() -> None:
+    from bot.domain.ledger import closed
+    from bot.domain.records import Reservation
+
+    res = Reservation(
+        kind=OptionKind.CAPACITY_BLOCK, id="cr-1", region="us-east-1",
+        instance_type="p5.48xlarge", instances=2, start=datetime(2026, 12, 1, tzinfo=UTC),
+        end=datetime(2026, 12, 2, tzinfo=UTC), state="active",
+    )  # fmt: skip
+    usage = Usage(used_instance_hours=10, billed_instance_hours=48)
+    running = make_record(state=State.ACTIVE, reservation=res, usage=usage)
+    assert closed(running) is None
+    ended = running.model_copy(update={"state": State.EXPIRED})
+    assert closed(ended) == Closed(res.start, 10, 48)
 
 
 def test_a_team_is_found_by_group_then_channel_else_the_user() -> None:
@@ -112,51 +124,65 @@ def test_well_formed_team_settings_are_read() -> None:
 
 
 def _bought(request_id: str, fee: float, team: str, **kw: object):  # type: ignore[no-untyped-def]
-    from bot.domain.comparison import OptionKind
-    from bot.domain.records import Choice
+    from bot.domain.records import Choice, Reservation
     from tests.unit.test_comparison import quote, req
 
+    start = datetime(2026, 12, 14, 11, 30, tzinfo=UTC)
+    res = Reservation(
+        kind=OptionKind.CAPACITY_BLOCK, id=f"cr-{request_id}", region="us-east-1",
+        instance_type="p5.48xlarge", instances=2, start=start,
+        end=start.replace(day=17), fee_usd=fee, state="expired",
+    )  # fmt: skip
     return make_record(
         request_id,
         state=State.EXPIRED,
         team=team,
         quote=quote(req()),
+        reservation=res,
         choice=Choice(kind=OptionKind.CAPACITY_BLOCK, offering_id="x", total_usd=fee),
         **kw,
     )
 
 
-def test_the_report_prices_the_hours_used_at_on_demand_and_sums_per_team() -> None:
-    from bot.domain.deployment.record import CostLine, Deployment
-    from bot.domain.spend import spend_report
+def test_a_spend_row_is_the_ledger_with_the_hours_used_at_on_demand() -> None:
+    from bot.domain.ledger import project, settle
     from tests.unit.test_comparison import OD
 
     used = Usage(used_instance_hours=72, billed_instance_hours=144)
-    records = [
-        _bought("R1", 4983.55, "ml", usage=used),
-        _bought("R2", 1000.0, "ml"),
-        _bought("R3", 250.0, "infra"),
-        _bought("R4", 99.0, "infra", request=make_request(start=datetime(2027, 1, 2, tzinfo=UTC))),
-        _bought("R5", 77.0, "infra").model_copy(update={"state": State.REJECTED}),
-    ]
+    row = project(_bought("R1", 4983.55, "ml", usage=used), 1).row
+    assert row is not None
+    assert (row.team, row.option, row.paid, row.held) == ("ml", "Capacity Block", 498355, 0)
+    assert (row.used_pct, row.measured) == (50.0, round(72 * OD * 100))
+    unmeasured = project(_bought("R2", 1000.0, "ml"), 2).row
+    assert unmeasured is not None and (unmeasured.used_pct, unmeasured.measured) == (None, 0)
+    rejected = make_record("R5", state=State.REJECTED, team="infra")
+    assert project(settle(rejected, datetime.now(UTC), "x"), 5).row is None
+
+
+def test_a_model_costs_its_share_of_the_plan_for_the_time_its_endpoint_existed() -> None:
+    from datetime import timedelta
+
+    from bot.domain.deployment.record import CostLine, Deployment, DeployState
+    from bot.domain.ledger import project
+    from bot.domain.spend import model_costs
+
+    made = datetime(2026, 12, 14, 12, tzinfo=UTC)
     costs = (
         CostLine(model="llama", share=0.75, on_demand_usd_per_hour=None, reserved_usd_per_hour=9),
         CostLine(model="embed", share=0.25, on_demand_usd_per_hour=None, reserved_usd_per_hour=3),
     )
-    deployment = Deployment.model_construct(id="D1", request_id="R1", costs=costs)
-    report = spend_report(
-        records, "2026-12", budgets={"ml": 8000}, deployments={"R1": [deployment]}
-    )
-    assert [r.request_id for r in report.rows] == ["R3", "R1", "R2"]
-    r1 = report.rows[1]
-    assert (r1.used_pct, r1.on_demand_usd) == (50.0, round(72 * OD, 2))
-    assert report.rows[2].used_pct is None and report.rows[2].on_demand_usd is None
-    totals = {t.team: (t.committed_usd, t.budget_usd) for t in report.teams}
-    assert totals == {"infra": (250.0, None), "ml": (5983.55, 8000)}
-    assert report.total_usd == 6233.55
-    assert [(m.model, m.usd) for m in report.models] == [
-        ("llama", round(0.75 * 4983.55, 2)),
-        ("embed", round(0.25 * 4983.55, 2)),
+    deployment = Deployment.model_construct(
+        id="D1", request_id="R1", costs=costs, state=DeployState.DELETED, created_at=made,
+        updated_at=made + timedelta(minutes=31), plan_end=made + timedelta(days=2),
+    )  # fmt: skip
+    row = project(_bought("R1", 4983.55, "ml"), 1).row
+    assert row is not None
+    got = model_costs([row], {"R1": [deployment]}, made + timedelta(days=5))
+    # 31 minutes of the plan, not the whole plan's fee.
+    assert [(m.model, m.usd) for m in got] == [
+        ("llama", round(9 * 31 / 60, 2)),
+        ("embed", round(3 * 31 / 60, 2)),
     ]
-    only = spend_report(records, "2026-12", team="infra")
-    assert [r.request_id for r in only.rows] == ["R3"]
+    live = deployment.model_copy(update={"state": DeployState.IN_SERVICE})
+    capped = model_costs([row], {"R1": [live]}, made + timedelta(days=5))
+    assert capped[0].hours == 48  # until the plan's end, not past it

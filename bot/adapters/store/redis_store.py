@@ -1,5 +1,6 @@
 """The `Store` port (bot/services/ports/store.py) in Redis, one part per concern:
-requests and their audit (requests.py), scheduled jobs (job_queue.py), caches
+requests and their audit (requests.py), what the ledger keeps beside them (money.py),
+scheduled jobs (job_queue.py), caches
 (caches.py), once-only deliveries (deliveries.py) and usage samples (samples.py).
 
 One implementation for `redis://` and `memory://` (fakeredis runs the same commands and
@@ -14,6 +15,7 @@ from bot.adapters.store.base import epoch
 from bot.adapters.store.caches import CachesInRedis
 from bot.adapters.store.deliveries import DELIVERY_KEPT, DeliveriesInRedis
 from bot.adapters.store.job_queue import JobQueueInRedis
+from bot.adapters.store.money import MoneyInRedis
 from bot.adapters.store.requests import RequestsInRedis
 from bot.adapters.store.samples import SamplesInRedis
 from bot.domain.lifecycle import State
@@ -23,9 +25,15 @@ __all__ = ["DELIVERY_KEPT", "RedisStore"]
 
 
 class RedisStore(
-    RequestsInRedis, JobQueueInRedis, CachesInRedis, DeliveriesInRedis, SamplesInRedis
+    RequestsInRedis,
+    MoneyInRedis,
+    JobQueueInRedis,
+    CachesInRedis,
+    DeliveriesInRedis,
+    SamplesInRedis,
 ):
-    """Requests, audit, jobs, caches, deliveries and usage samples of one namespace."""
+    """Requests, audit, the ledger's indexes, jobs, caches, deliveries and usage samples
+    of one namespace."""
 
     def counts(self, now: datetime) -> StoreCounts:
         """What the store holds now, in one round trip (for the metrics page)."""

@@ -23,11 +23,20 @@ from bot.services.ports.market import MarketData, PriceCache
 from bot.services.ports.metrics import Metrics, NoMetrics, StoreCounts
 from bot.services.ports.people import GroupDirectory, Notifier
 from bot.services.ports.purchasing import Order, PurchaseError, PurchaseProblem, Purchaser
-from bot.services.ports.store import Cache, Deliveries, Requests, Store, VersionConflict
+from bot.services.ports.store import (
+    BudgetMoved,
+    Cache,
+    Deliveries,
+    MoneyIndex,
+    Requests,
+    Store,
+    VersionConflict,
+)
 from bot.services.ports.usage import Measure, Target, UsageMeter, UsageSamples
 from bot.services.ports.watches import OfferingSearch, SearchRefused, SearchThrottled, WatchStore
 
 __all__ = [
+    "BudgetMoved",
     "Cache",
     "ChartRenderer",
     "ClaimedJob",
@@ -54,6 +63,7 @@ __all__ = [
     "MarketData",
     "Measure",
     "Metrics",
+    "MoneyIndex",
     "NoMetrics",
     "Notifier",
     "OfferingSearch",

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot.domain.audit import AuditEntry
+from bot.domain.budgets import TeamMonth
+from bot.domain.ledger import Closed, SpendRow
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.services.ports.delivery import DeliveryLog
@@ -23,13 +25,20 @@ class VersionConflict(Exception):
         super().__init__(f"{request_id} is at version {version} ({state})")
 
 
+class BudgetMoved(VersionConflict):
+    """The team's month moved past the budget a decision relied on (another approval
+    came first): decide again on the fresh totals."""
+
+
 class Requests(Protocol):
     """Requests and their audit trail.
 
-    `create` and `save` are compare-and-sets that write the audit entry and the jobs in
-    the same step, and wake a waiting worker when they schedule any (no `wake` call
-    needed after them); `save` raises VersionConflict when `old` is not the stored
-    version.
+    `create` and `save` are compare-and-sets that write the audit entry, the jobs and
+    what the ledger keeps beside the record (bot.domain.ledger.Projection) in the same
+    step, and wake a waiting worker when they schedule any (no `wake` call needed after
+    them); `save` raises VersionConflict when `old` is not the stored version, and
+    BudgetMoved when `budget_guard` (cents) is given and the team-month's held and paid
+    would go past it.
     """
 
     def id_for(self, key: str) -> str:
@@ -50,7 +59,14 @@ class Requests(Protocol):
         audit: AuditEntry,
         schedule: Sequence[Job] = (),
         cancel: Sequence[str] = (),
+        budget_guard: int | None = None,
     ) -> CapacityRecord: ...
+
+    def get_many(self, ids: Sequence[str]) -> list[CapacityRecord]: ...
+
+    def index_ledger(self, now: datetime) -> int:
+        """Index the records written before the ledger (once; idempotent)."""
+        ...
 
     def in_state(self, state: State) -> list[CapacityRecord]: ...
 
@@ -61,6 +77,34 @@ class Requests(Protocol):
     def audit(
         self, request_id: str | None = None, limit: int = 100, newest: bool = False
     ) -> list[AuditEntry]: ...
+
+
+class MoneyIndex(Protocol):
+    """What the ledger keeps beside the records, so that nothing on a Slack path reads
+    every record: team-month totals, a month's spend rows, what waits for approvers, and
+    each team's last closed reservations."""
+
+    def team_month(self, team: str, month: str) -> TeamMonth: ...
+
+    def month_totals(self, month: str) -> dict[str, TeamMonth]: ...
+
+    def month_rows(
+        self, month: str, teams: Sequence[str], limit: int | None = None
+    ) -> tuple[dict[str, int], list[SpendRow]]:
+        """How many rows each team has in the month, and the first `limit` rows (all:
+        None), team by team in the order given, each team's by start."""
+        ...
+
+    def waiting_for(
+        self, user: str, offset: int = 0, limit: int | None = None
+    ) -> tuple[list[str], int]:
+        """The ids waiting for approvers that `user` may act on (not their own, not
+        approved by them already), oldest first, from `offset`, and how many there are."""
+        ...
+
+    def closed_of(self, team: str) -> list[Closed]:
+        """The team's last closed reservations (by start), newest first."""
+        ...
 
 
 class Cache(Protocol):
@@ -79,7 +123,7 @@ class Deliveries(Protocol):
     def mark_delivered(self, key: str, at: datetime) -> None: ...
 
 
-class Store(Requests, JobQueue, Cache, Deliveries, DeliveryLog, Protocol):
+class Store(Requests, MoneyIndex, JobQueue, Cache, Deliveries, DeliveryLog, Protocol):
     """Everything the services and the worker need of the store."""
 
     def ping(self) -> bool: ...
