@@ -286,6 +286,11 @@ def worker_problems(settings: Settings) -> list[str]:
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    # First of all: a SIGTERM while the imports and the store's set-up are still under
+    # way (slow on a busy node) stops the worker cleanly instead of killing it.
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     settings = _settings()
     from bot.app import build_services
     from bot.worker import Worker
@@ -304,9 +309,6 @@ def run_worker(args: argparse.Namespace) -> int:
             metrics=metrics_page(services),
             metrics_token=_revealed(settings.metrics_token),
         )
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
     logging.getLogger(__name__).info("worker started")
     Worker(services, concurrency=args.concurrency).run_forever(stop, interval=args.interval)
     return 0

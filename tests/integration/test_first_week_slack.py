@@ -230,11 +230,12 @@ def test_pending_extensions_wait_in_the_list_and_in_app_home_with_their_buttons(
     blocks = bot.responses(token)[-1]["blocks"]
     shown = _plain(blocks)
     assert "asks to extend R1" in shown and f"*{waiting_request}*" in shown
+    # Oldest request first: R1's extension, then R2.
     assert action_ids(blocks) == [
-        ActionId.APPROVE.value,
-        ActionId.REJECT_OPEN.value,
         ActionId.EXTENSION_APPROVE.value,
         ActionId.EXTENSION_REJECT.value,
+        ActionId.APPROVE.value,
+        ActionId.REJECT_OPEN.value,
     ]
     # The requester of R1 is no approver: nothing waits for them, and they are told so.
     _, token = bot.command("list waiting")
