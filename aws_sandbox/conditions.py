@@ -65,6 +65,9 @@ class MarketConditions:
 
     def __init__(self) -> None:
         self.payments_fail = False  # purchases made while set end in payment-failed / Failed
+        # How long an extension bought now stays payment-pending (AWS: up to 12 hours; the
+        # sandbox settles at once unless a test or the shell asks for a wait).
+        self.extension_payment_delay = timedelta(0)
         self.latency_ms = 0  # slept before every answered call
         self.price_factor = 1.0  # every fee is multiplied by this ("the price moved")
         self._sold_out: list[_SoldOut] = []

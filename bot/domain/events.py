@@ -182,6 +182,11 @@ class ExtensionUnknown(ExtensionEvent):
 
 
 @dataclass(frozen=True)
+class ExtensionPaymentPending(ExtensionEvent):
+    """AWS took the extension's order; its payment is processing (the old end stands)."""
+
+
+@dataclass(frozen=True)
 class ExtensionFailed(ExtensionEvent):
     pass
 

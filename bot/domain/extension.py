@@ -29,6 +29,15 @@ EXTENDABLE_KINDS = frozenset({"capacity-block", "training-plan"})
 DEFAULT_EXTENSION_HOURS = 24
 
 
+class ExtensionPayment(StrEnum):
+    """Where AWS says an extension's payment stands (CapacityBlockExtensionStatus;
+    a training plan extension's PaymentStatus)."""
+
+    PAID = "paid"
+    PENDING = "pending"
+    FAILED = "failed"
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -51,6 +60,10 @@ class ExtensionStatus(StrEnum):
     BOUGHT = "bought"
     REJECTED = "rejected"
     FAILED = "failed"  # with the reason (price moved, offer gone, AWS error): nothing bought
+    # AWS took the order and is processing the payment: the new end counts only once AWS
+    # says paid; a failed payment leaves the old end (EC2 User Guide, "Extend Capacity
+    # Blocks", Billing: payment-failed after 12 hours or 35 minutes before the end).
+    PAYMENT_PENDING = "payment_pending"
     # The purchase call got no certain answer and AWS does not show the new end (yet):
     # looked for again, never bought again; an approver can mark it failed.
     UNKNOWN = "purchase_unknown"
@@ -62,6 +75,8 @@ class ExtensionStatus(StrEnum):
             ExtensionStatus.APPROVED,
             ExtensionStatus.PURCHASING,
             ExtensionStatus.UNKNOWN,
+            # AWS refuses another extension while one is payment-pending.
+            ExtensionStatus.PAYMENT_PENDING,
         )
 
 

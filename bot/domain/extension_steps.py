@@ -153,10 +153,16 @@ def purchase_started(record: CapacityRecord, number: int, now: datetime) -> Tran
 def bought(record: CapacityRecord, number: int, reservation: Reservation) -> Transition | None:
     """Bought (or found in AWS after an unknown outcome): the reservation with its new end,
     and the fee added to what the request has paid for extensions."""
-    ext = _this(record, number, ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN)
+    ext = _this(
+        record,
+        number,
+        ExtensionStatus.PURCHASING,
+        ExtensionStatus.UNKNOWN,
+        ExtensionStatus.PAYMENT_PENDING,
+    )
     if ext is None:
         return None
-    done = ext.model_copy(update={"status": ExtensionStatus.BOUGHT})
+    done = ext.model_copy(update={"status": ExtensionStatus.BOUGHT, "reason": ""})
     extended = round(record.extended_usd + ext.offer.fee_usd, 2)
     return _with(
         record,
@@ -165,6 +171,38 @@ def bought(record: CapacityRecord, number: int, reservation: Reservation) -> Tra
         reservation=reservation,
         extended_usd=extended,
     )
+
+
+def payment_pending(record: CapacityRecord, number: int) -> Transition | None:
+    """AWS took the order and is processing the payment: the reservation keeps its end
+    (and its reminders) until AWS says paid; the fee stays held, not paid."""
+    ext = _this(record, number, ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN)
+    if ext is None:
+        return None
+    pending = ext.model_copy(update={"status": ExtensionStatus.PAYMENT_PENDING, "reason": ""})
+    return _with(record, on.ExtensionPaymentPending(number), pending)
+
+
+PAYMENT_FAILED = (
+    "AWS could not take the payment, so the reservation keeps its old end and nothing "
+    "was paid for the extension"
+)
+
+
+def payment_failed(record: CapacityRecord, number: int) -> Transition | None:
+    """AWS says the payment failed (while pending, or found so after an unknown outcome):
+    nothing bought, the old end stands, and a new extension may be asked."""
+    ext = _this(
+        record,
+        number,
+        ExtensionStatus.PAYMENT_PENDING,
+        ExtensionStatus.PURCHASING,
+        ExtensionStatus.UNKNOWN,
+    )
+    if ext is None:
+        return None
+    failed = ext.model_copy(update={"status": ExtensionStatus.FAILED, "reason": PAYMENT_FAILED})
+    return _with(record, on.ExtensionFailed(number), failed)
 
 
 def outcome_unknown(record: CapacityRecord, number: int) -> Transition | None:

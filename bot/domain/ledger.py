@@ -27,7 +27,12 @@ _WINDOW_OPEN = frozenset({State.APPROVED, State.SCHEDULED, State.ACTIVE, State.E
 _ENDED = frozenset({State.EXPIRED, State.CLEANED_UP})
 # An extension approved and not yet paid (or of unknown outcome) is held.
 _EXTENSION_HELD = frozenset(
-    {ExtensionStatus.APPROVED, ExtensionStatus.PURCHASING, ExtensionStatus.UNKNOWN}
+    {
+        ExtensionStatus.APPROVED,
+        ExtensionStatus.PURCHASING,
+        ExtensionStatus.UNKNOWN,
+        ExtensionStatus.PAYMENT_PENDING,
+    }
 )
 # Nothing decided yet, or decided against: nothing held, nothing paid.
 _NOTHING_OWED = frozenset(

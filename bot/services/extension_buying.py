@@ -4,19 +4,25 @@ The buy job claims it (approved -> purchasing, exactly one wins) with an attempt
 lease; just before buying AWS is asked where the reservation ends (an extension already
 applied is not bought again), and the offer is looked up again (refused if its price rose
 or its window moved). The purchase call is sent once; an outcome that is not certain is
-reconciled by where AWS says the reservation ends: found, it is bought; not found, it is
-`purchase_unknown`, looked for again, never bought again.
+reconciled by AWS's extension history and where AWS says the reservation ends: found,
+it is bought; not found, it is `purchase_unknown`, looked for again, never bought again.
+
+AWS answers a purchase with its payment `payment-pending` (a training plan's
+`PaymentStatus: Pending`): the extension is then followed by the same job until AWS says
+paid (the new end and its fee count from then) or failed (the old end stands, nothing is
+paid, and the requester and the approvers are told). EC2 User Guide, "Extend Capacity
+Blocks", Billing.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.blocks.text import usd, when
 from bot.domain import extension_steps as steps
 from bot.domain.buy_once import Stage, Step, first_look, look_again_at, next_step
-from bot.domain.extension import Extension, ExtensionStatus, price_moved
+from bot.domain.extension import Extension, ExtensionPayment, ExtensionStatus, price_moved
 from bot.domain.records import CapacityRecord, Reservation
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.jobs import RetryLater
@@ -29,6 +35,8 @@ from bot.services.ports import (
 )
 
 log = logging.getLogger(__name__)
+# How often a payment-pending extension is looked at: AWS settles it within 12 hours.
+PAYMENT_LOOK = timedelta(minutes=5)
 
 
 class ExtensionBuyer:
@@ -57,6 +65,9 @@ class ExtensionBuyer:
         if step.step is Step.LOOK_AGAIN:
             self._look_again(record, ext, now)
             return
+        if ext.status is ExtensionStatus.PAYMENT_PENDING:
+            self._follow_payment(record, ext, now)
+            return
         if step.step is Step.NOTHING:
             return  # bought, failed or rejected already
         claimed = self._claim(record, ext)
@@ -67,9 +78,10 @@ class ExtensionBuyer:
         assert res is not None and record.extension is not None
         ext = record.extension
         try:
-            # Look before you buy: an extension already applied is not bought again.
-            if self.market.current_end(res) >= ext.offer.end:
-                self._finish(record, ext, _with_extension(res, ext), "found")
+            # Look before you buy: an extension AWS already has is not bought again.
+            found = self._aws_says(res, ext)
+            if found is not None:
+                self._settle_payment(record, ext, found, "found")
                 return
             current = self.market.extension_offer(res, ext.offer.hours)
         except ExtensionUnavailable as exc:
@@ -85,7 +97,7 @@ class ExtensionBuyer:
             self._fail(record, ext, why)
             return
         try:
-            bought = self.market.buy_extension(res, current)
+            payment = self.market.buy_extension(res, current)
         except PurchaseError as exc:
             if exc.problem is PurchaseProblem.OUTCOME_UNKNOWN:
                 log.warning("%s: extension outcome unknown (%s): reconciling", record.id, exc)
@@ -93,20 +105,70 @@ class ExtensionBuyer:
             else:
                 self._fail(record, ext, f"AWS refused: {exc.code}: {exc.message}")
             return
-        self._finish(record, ext, bought, "bought")
+        self._settle_payment(record, ext, payment, "bought")
+
+    def _settle_payment(
+        self, record: CapacityRecord, ext: Extension, payment: ExtensionPayment, how: str
+    ) -> None:
+        """What AWS says of the payment decides: paid moves the end, pending is followed,
+        failed leaves the old end."""
+        res = record.reservation
+        assert res is not None
+        if payment is ExtensionPayment.PAID:
+            self._finish(record, ext, _with_extension(res, ext), how)
+        elif payment is ExtensionPayment.PENDING:
+            if ext.status is not ExtensionStatus.PAYMENT_PENDING:
+                self._payment_pending(record, ext)
+        else:
+            self._payment_failed(record, ext)
+
+    def _follow_payment(self, record: CapacityRecord, ext: Extension, now: datetime) -> None:
+        res = record.reservation
+        assert res is not None
+        try:
+            payment = self.market.extension_payment(res, ext.offer)
+        except PurchaseError as exc:
+            raise RetryLater(now + PAYMENT_LOOK, f"extension payment look failed: {exc}") from exc
+        if payment is None or payment is ExtensionPayment.PENDING:
+            raise RetryLater(now + PAYMENT_LOOK, "AWS is still processing the extension's payment")
+        self._settle_payment(record, ext, payment, "paid")
+
+    def _payment_pending(self, record: CapacityRecord, ext: Extension) -> None:
+        detail = f"AWS is processing the payment of {usd(ext.offer.fee_usd)}"
+
+        def pending(r: CapacityRecord) -> Change | None:
+            step = steps.payment_pending(r, ext.number)
+            return Change.of(step, "extension-payment-pending", BOT, detail)
+
+        self.changes.apply(record.id, pending)
+
+    def _payment_failed(self, record: CapacityRecord, ext: Extension) -> None:
+        def failed(r: CapacityRecord) -> Change | None:
+            step = steps.payment_failed(r, ext.number)
+            return Change.of(step, "extension-payment-failed", BOT, steps.PAYMENT_FAILED)
+
+        self.changes.apply(record.id, failed)
 
     def _reconcile(self, record: CapacityRecord, ext: Extension, why: str) -> None:
         """Where AWS says the reservation ends decides; nothing is bought."""
         res = record.reservation
         assert res is not None
         try:
-            end = self.market.current_end(res)
+            payment = self._aws_says(res, ext)
         except PurchaseError as exc:
             raise RetryLater(first_look(self.clock.now()), f"reconcile failed: {exc}") from exc
-        if end >= ext.offer.end:
-            self._finish(record, ext, _with_extension(res, ext), "found")
+        if payment is not None:
+            self._settle_payment(record, ext, payment, "found")
         elif ext.status is not ExtensionStatus.UNKNOWN:
             self._unknown(record, ext, why)
+
+    def _aws_says(self, res: Reservation, ext: Extension) -> ExtensionPayment | None:
+        """The extension as AWS has it: its payment in the history, or paid when the
+        reservation already ends at the new end (the history can lag); None: not bought."""
+        payment = self.market.extension_payment(res, ext.offer)
+        if payment is None and self.market.current_end(res) >= ext.offer.end:
+            return ExtensionPayment.PAID
+        return payment
 
     def look_once(self, record: CapacityRecord, ext: Extension) -> None:
         """A person's Check again: where AWS says the reservation ends, once; never buys."""

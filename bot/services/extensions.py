@@ -331,9 +331,18 @@ class ExtensionService:
         elif ext.status is ExtensionStatus.REJECTED:
             why = quoted(ext.reason) if ext.reason else "no reason given"  # the approver's words
             text = f":no_entry: The extension of {record.id} was rejected: {why}."
+        elif ext.status is ExtensionStatus.PAYMENT_PENDING:
+            text = (
+                f":credit_card: AWS took the extension of {record.id} to {when(offer.end)} "
+                f"({usd(offer.fee_usd)}) and is processing its payment. Until AWS says it "
+                f"is paid, {record.id} still ends {when(offer.start)} and your reminders "
+                "stay as they are; you will hear either way."
+            )
         elif ext.status is ExtensionStatus.FAILED:
             # AWS's refusal is not bounded and escaping can make it 5x longer: clip first.
             text = f":x: {record.id} was not extended: {esc(clip(ext.reason, 500))}."
+            if ext.reason == steps.PAYMENT_FAILED:
+                self._tell_approvers(record, ext, text)
         elif ext.status is ExtensionStatus.UNKNOWN:
             text = (
                 f":warning: The extension of {record.id} to {when(offer.end)} may or may not "
@@ -345,3 +354,10 @@ class ExtensionService:
         key = f"extension-told:{_key(record.id, ext.number)}:{ext.status.value}"
         block = section(text)
         self.delivery.send(key, record.requester, text, [block])
+
+    def _tell_approvers(self, record: CapacityRecord, ext: Extension, text: str) -> None:
+        """In the thread of the approvers' card: they approved a fee that was not paid."""
+        if ext.card_channel is None or ext.card_ts is None:
+            return
+        key = f"extension-told-approvers:{_key(record.id, ext.number)}:{ext.status.value}"
+        self.delivery.send(key, ext.card_channel, text, [section(text)], thread_ts=ext.card_ts)

@@ -29,6 +29,7 @@ from bot.domain.sampling import BILLS_WHEN_IDLE, IdleStep
 from bot.logs import context as log_context
 from bot.logs import set_fields as set_log_fields
 from bot.services.deploying.jobs import GONE, RequestCleanedJob
+from bot.services.extension_buying import PAYMENT_LOOK
 from bot.services.extensions import BUY, POST_CARD, TELL, extension_job
 from bot.services.jobs import (
     RequestJob,
@@ -136,6 +137,10 @@ buy_extension_now = _extension(lambda e, rid, now: extension_job(BUY, rid, e.num
 look_at_extension_soon = _extension(
     lambda e, rid, now: extension_job(BUY, rid, e.number, first_look(now))
 )
+# The same job follows a payment AWS is processing, until it says paid or failed.
+follow_extension_payment = _extension(
+    lambda e, rid, now: extension_job(BUY, rid, e.number, now + PAYMENT_LOOK)
+)
 
 
 def tell_card_refused(
@@ -208,6 +213,7 @@ CAUSES: dict[type[Event], tuple[Cause, ...]] = {
     # The new end also moves the reminders: see `every change` below.
     on.ExtensionBought: (tell_extension, tell),
     on.ExtensionUnknown: (look_at_extension_soon, tell_extension),
+    on.ExtensionPaymentPending: (follow_extension_payment, tell_extension),
     on.ExtensionFailed: (tell_extension,),
     on.CardRefused: (tell_card_refused,),
     on.CleanupAnswered: (look_at_leftovers,),

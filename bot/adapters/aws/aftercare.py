@@ -16,7 +16,7 @@ from bot.adapters.aws.offerings import SkipOffering, upfront_fee
 from bot.adapters.aws.purchasing import checked_call, purchase_error
 from bot.domain.catalog import Catalog, PriceKind
 from bot.domain.cleanup import Inventory, Leftover, LeftoverKind, inventory
-from bot.domain.extension import ExtensionOffer
+from bot.domain.extension import ExtensionOffer, ExtensionPayment
 from bot.domain.records import CapacityRecord, Reservation
 from bot.services.ports import Clock, ExtensionUnavailable
 
@@ -41,6 +41,33 @@ def _utc(moment: datetime) -> datetime:
 
 def _tags(raw: Any) -> dict[str, str]:
     return {t["Key"]: t.get("Value", "") for t in raw.get("Tags", []) or []}
+
+
+# CapacityBlockExtensionStatus (EC2 API Reference, CapacityBlockExtension).
+_BLOCK_PAYMENT = {
+    "payment-succeeded": ExtensionPayment.PAID,
+    "payment-pending": ExtensionPayment.PENDING,
+    "payment-failed": ExtensionPayment.FAILED,
+}
+
+
+def _block_payment(raw: Any) -> ExtensionPayment:
+    # Without a status AWS has not said it is paid: followed until it does.
+    return _BLOCK_PAYMENT.get(
+        str(raw.get("CapacityBlockExtensionStatus")), ExtensionPayment.PENDING
+    )
+
+
+def _plan_payment(raw: Any) -> ExtensionPayment:
+    """A training plan extension's PaymentStatus is free text in the API reference
+    (SageMaker, TrainingPlanExtension; "Completed" in the user guide's example, "Pending"
+    while processing); its Status says Failed or Pending too."""
+    said = f"{raw.get('PaymentStatus', '')} {raw.get('Status', '')}".lower()
+    if "fail" in said:
+        return ExtensionPayment.FAILED
+    if "pending" in said or "processing" in said:
+        return ExtensionPayment.PENDING
+    return ExtensionPayment.PAID
 
 
 def _extension_fee(raw: Any) -> tuple[float, str]:
@@ -123,7 +150,7 @@ class AwsAftercare:
         found = aws.ec2.describe_capacity_reservations(CapacityReservationIds=[reservation.id])
         return _utc(found["CapacityReservations"][0]["EndDate"])
 
-    def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
+    def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> ExtensionPayment:
         """Neither extension call has a client token: both go out once (the `_once`
         clients), and a failure without a certain answer is OUTCOME_UNKNOWN."""
         aws = self.accounts.clients(reservation.account, reservation.region)
@@ -135,20 +162,41 @@ class AwsAftercare:
                     "ExtendTrainingPlan",
                     TrainingPlanExtensionOfferingId=offer.offering_id,
                 )["TrainingPlanExtensions"][0]
-                end = _utc(done["EndDate"]) if done.get("EndDate") else offer.end
-            else:
-                bought = checked_call(
-                    aws.ec2_once,
-                    "ec2",
-                    "PurchaseCapacityBlockExtension",
-                    CapacityBlockExtensionOfferingId=offer.offering_id,
-                    CapacityReservationId=reservation.id,
-                )["CapacityBlockExtensions"][0]
-                end = _utc(bought.get("CapacityBlockExtensionEndDate") or offer.end)
+                return _plan_payment(done)
+            bought = checked_call(
+                aws.ec2_once,
+                "ec2",
+                "PurchaseCapacityBlockExtension",
+                CapacityBlockExtensionOfferingId=offer.offering_id,
+                CapacityReservationId=reservation.id,
+            )["CapacityBlockExtensions"][0]
+            return _block_payment(bought)
         except (ClientError, BotoCoreError) as exc:
             raise purchase_error(exc, "buying the extension", buying=True) from exc
-        fee = (reservation.fee_usd or 0.0) + offer.fee_usd
-        return reservation.model_copy(update={"end": end, "fee_usd": fee})
+
+    def extension_payment(
+        self, reservation: Reservation, offer: ExtensionOffer
+    ) -> ExtensionPayment | None:
+        try:
+            for found in self._extension_history(reservation):
+                if found.get("CapacityBlockExtensionOfferingId") == offer.offering_id:
+                    return _block_payment(found)
+                if found.get("TrainingPlanExtensionOfferingId") == offer.offering_id:
+                    return _plan_payment(found)
+        except (ClientError, BotoCoreError) as exc:
+            raise purchase_error(exc, "looking up the extension's payment") from exc
+        return None
+
+    def _extension_history(self, reservation: Reservation) -> list[Any]:
+        """Every extension AWS lists for the reservation, all pages."""
+        aws = self.accounts.clients(reservation.account, reservation.region)
+        if reservation.kind == "training-plan":
+            plan_pages = aws.sagemaker.get_paginator("describe_training_plan_extension_history")
+            plans = plan_pages.paginate(TrainingPlanArn=reservation.id)
+            return [item for page in plans for item in page.get("TrainingPlanExtensions", [])]
+        block_pages = aws.ec2.get_paginator("describe_capacity_block_extension_history")
+        blocks = block_pages.paginate(CapacityReservationIds=[reservation.id])
+        return [item for page in blocks for item in page.get("CapacityBlockExtensions", [])]
 
     # --- leftovers ------------------------------------------------------------------------
 

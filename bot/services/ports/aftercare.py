@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.domain.cleanup import Inventory, Leftover
-from bot.domain.extension import ExtensionOffer
+from bot.domain.extension import ExtensionOffer, ExtensionPayment
 from bot.domain.records import CapacityRecord, Reservation
 
 
@@ -27,9 +27,16 @@ class ExtensionMarket(Protocol):
         """Where AWS says the reservation ends now (an extension bought moves it)."""
         ...
 
-    def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> Reservation:
-        """Buy `offer` (sent once); the reservation with its new end. `PurchaseError` says
-        why not (OUTCOME_UNKNOWN: it may have been bought)."""
+    def buy_extension(self, reservation: Reservation, offer: ExtensionOffer) -> ExtensionPayment:
+        """Buy `offer` (sent once); where its payment stands in AWS's answer. `PurchaseError`
+        says why not (OUTCOME_UNKNOWN: it may have been bought)."""
+        ...
+
+    def extension_payment(
+        self, reservation: Reservation, offer: ExtensionOffer
+    ) -> ExtensionPayment | None:
+        """Where AWS's extension history says the payment for `offer` stands; None when
+        AWS does not list it (not bought, or not shown yet)."""
         ...
 
 
