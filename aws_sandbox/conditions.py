@@ -77,6 +77,7 @@ class MarketConditions:
         self._answer_faults: dict[str, list[AnswerFault]] = {}
         self._lags: dict[str, list[timedelta]] = {}
         self._holds: dict[str, Hold] = {}
+        self._empty_pages: dict[str, int] = {}
         # Offerings as AWS may send them (their fields are optional in the models):
         self.fee_currency = "USD"  # the CurrencyCode every fee is quoted in
         self._fees_left_out: set[str] = set()  # operations whose offerings carry no UpfrontFee
@@ -138,6 +139,20 @@ class MarketConditions:
     def held(self, operation: str) -> Hold | None:
         with self._lock:
             return self._holds.get(operation)
+
+    def empty_pages(self, operation: str, pages: int = 1) -> None:
+        """The next `pages` pages `operation` answers hold nothing but a NextToken: AWS may
+        answer fewer results than MaxResults, none at all, while more follow (EC2 API
+        Reference, "Pagination": https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Query-Requests.html#api-pagination)."""
+        with self._lock:
+            self._empty_pages[operation] = pages
+
+    def take_empty_page(self, operation: str) -> bool:
+        with self._lock:
+            if self._empty_pages.get(operation, 0) > 0:
+                self._empty_pages[operation] -= 1
+                return True
+            return False
 
     def leave_out_fees(self, operation: str) -> None:
         """Offerings answered by `operation` come without UpfrontFee."""

@@ -24,10 +24,11 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from aws_sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
+from aws_sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
 from aws_sandbox.lifecycle import Phase, phase
 from aws_sandbox.offering_ids import BadOfferingId, pack, unpack
 from aws_sandbox.offers import upfront_fee
+from aws_sandbox.pagination import paginate, same_page_again
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.rules import extension_hours_valid, extension_window_open
 from aws_sandbox.store import MarketStore, Record
@@ -121,6 +122,11 @@ class Extensions:
         if params.get("DryRun"):
             raise ec2_dry_run()
         new_end = end + timedelta(hours=hours)
+        # Paginated (NextToken, MaxResults 1-1000): EC2 API Reference,
+        # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeCapacityBlockExtensionOfferings.html
+        if self._m.conditions.take_empty_page("DescribeCapacityBlockExtensionOfferings"):
+            again = same_page_again(params, ec2_bad_token)
+            return {"CapacityBlockExtensionOfferings": [], "NextToken": again}
         if not self._m.conditions.available(record["instance_type"], end, new_end, record["count"]):
             return {"CapacityBlockExtensionOfferings": []}
         fee = self._fee(CAPACITY_BLOCK, record, region, end, new_end)
@@ -139,7 +145,8 @@ class Extensions:
             "CurrencyCode": "USD",
             "Tenancy": "default",
         }
-        return {"CapacityBlockExtensionOfferings": [offering]}
+        page, token = paginate([offering], params, ec2_bad_token, 1000)
+        return {"CapacityBlockExtensionOfferings": page} | ({"NextToken": token} if token else {})
 
     def purchase_block_extension(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         offering_id = str(params["CapacityBlockExtensionOfferingId"])

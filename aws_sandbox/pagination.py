@@ -35,19 +35,44 @@ def paginate(
     return list(items[offset:end]), following
 
 
+def same_page_again(params: Mapping[str, Any], bad_token: Callable[[str], SandboxError]) -> str:
+    """A token for the page `params` asked for, for an answer that held none of it. Each
+    differs from the one sent (a paginator refuses the same token twice)."""
+    fingerprint = _fingerprint(params)
+    token = params.get("NextToken")
+    offset = _offset(token, fingerprint) if token else 0
+    if offset is None:
+        raise bad_token(str(token))
+    return _token(offset, fingerprint, retry=_retry(str(token or "")) + 1)
+
+
 def _fingerprint(params: Mapping[str, Any]) -> str:
     rest = {k: v for k, v in params.items() if k not in ("NextToken", "MaxResults")}
     text = json.dumps(rest, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _token(offset: int, fingerprint: str) -> str:
-    return base64.urlsafe_b64encode(f"{offset}:{fingerprint}".encode()).decode("ascii")
+def _token(offset: int, fingerprint: str, retry: int = 0) -> str:
+    text = f"{offset}:{fingerprint}" + (f":{retry}" if retry else "")
+    return base64.urlsafe_b64encode(text.encode()).decode("ascii")
+
+
+def _parts(token: str) -> list[str]:
+    try:
+        return base64.urlsafe_b64decode(token.encode()).decode().split(":")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return []
 
 
 def _offset(token: str, fingerprint: str) -> int | None:
+    parts = _parts(token)
     try:
-        offset, _, mark = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
-        return int(offset) if mark == fingerprint and int(offset) >= 0 else None
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+        offset = int(parts[0])
+    except (IndexError, ValueError):
         return None
+    return offset if len(parts) >= 2 and parts[1] == fingerprint and offset >= 0 else None
+
+
+def _retry(token: str) -> int:
+    parts = _parts(token)
+    return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else 0

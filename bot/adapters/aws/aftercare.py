@@ -29,10 +29,24 @@ GONE = frozenset(
     {
         "InvalidInstanceID.NotFound",
         "InvalidCapacityReservationId.NotFound",
-        "ValidationException",
         "ResourceNotFound",
     }
 )
+# SageMaker answers ValidationException both for a resource that does not exist ('Could
+# not find endpoint "x".') and for one it cannot act on yet (being deleted, still in use):
+# only the first is gone (SageMaker API Reference, DeleteEndpoint / DeleteEndpointConfig /
+# DeleteInferenceComponent, Errors).
+_DOES_NOT_EXIST = ("could not find", "does not exist", "not found")
+
+
+def gone(error: ClientError) -> bool:
+    """Whether AWS's refusal says the resource is not there any more."""
+    said = error.response.get("Error", {})
+    code = str(said.get("Code", ""))
+    if code in GONE:
+        return True
+    message = str(said.get("Message", "")).lower()
+    return code == "ValidationException" and any(m in message for m in _DOES_NOT_EXIST)
 
 
 def _utc(moment: datetime) -> datetime:
@@ -120,9 +134,11 @@ class AwsAftercare:
                 fee_usd=fee,
                 currency=currency,
             )
-        offers = aws.ec2.describe_capacity_block_extension_offerings(
+        # Paginated: a page may be empty while a NextToken says more follow.
+        pages = aws.ec2.get_paginator("describe_capacity_block_extension_offerings").paginate(
             CapacityReservationId=reservation.id, CapacityBlockExtensionDurationHours=hours
-        ).get("CapacityBlockExtensionOfferings", [])
+        )
+        offers = [o for page in pages for o in page.get("CapacityBlockExtensionOfferings", [])]
         if not offers:
             return None
         block: Any = offers[0]
@@ -224,7 +240,7 @@ class AwsAftercare:
         try:
             found = aws.ec2.describe_capacity_reservations(CapacityReservationIds=[res.id])
         except ClientError as error:
-            if error.response["Error"]["Code"] in GONE:
+            if gone(error):
                 return []
             raise
         items = []
@@ -366,9 +382,19 @@ class AwsAftercare:
             try:
                 self._delete_one(aws, item)
             except ClientError as error:
-                if error.response["Error"]["Code"] not in GONE:
+                if gone(error):
+                    log.info("%s %s was already gone", item.kind.value, item.id)
+                elif error.response["Error"]["Code"] == "ValidationException":
+                    # Not deletable yet (being deleted, still in use): the look after this
+                    # delete pass finds it again and deletes it again.
+                    log.warning(
+                        "%s %s not deleted yet, looked at again later: %s",
+                        item.kind.value,
+                        item.id,
+                        error.response["Error"].get("Message", ""),
+                    )
+                else:
                     raise
-                log.info("%s %s was already gone", item.kind.value, item.id)
 
     def _still_ours(self, aws: AwsClients, item: Leftover, request_id: str) -> bool:
         if item.kind is not LeftoverKind.INSTANCE:
@@ -376,7 +402,7 @@ class AwsAftercare:
         try:
             found = aws.ec2.describe_instances(InstanceIds=[item.id])
         except ClientError as error:
-            if error.response["Error"]["Code"] in GONE:
+            if gone(error):
                 return False
             raise
         instances = [i for r in found.get("Reservations", []) for i in r.get("Instances", [])]
