@@ -28,6 +28,7 @@ from bot.adapters.aws.accounts import AccountClients
 from bot.adapters.aws.aws_clients import AwsClients
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.request_check import request_problems
+from bot.adapters.aws.zone_walk import reserve_in_a_zone
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import OptionKind
 from bot.domain.market import Offering
@@ -170,33 +171,13 @@ class AwsPurchaser:
             zones = self._zones(clients, order)
             if dry_run:
                 return self._create_reservation(clients, order, zones[0], tags, dry_run=True)
-            return self._reserve_in_a_zone(clients, order, zones, tags)
+            return reserve_in_a_zone(
+                lambda zone: self._create_reservation(clients, order, zone, tags, dry_run=False),
+                order,
+                zones,
+                _CAPACITY,
+            )
         raise ValueError(f"nothing to buy for {order.kind.value}")
-
-    def _reserve_in_a_zone(
-        self, clients: AwsClients, order: Order, zones: list[str], tags: list[dict[str, str]]
-    ) -> dict[str, Any]:
-        """Each zone that sells the type in turn, until one has capacity.
-
-        InsufficientInstanceCapacity is a 5xx that botocore retries; the re-sends carry the
-        zone's ClientToken, which returns the reservation if an earlier send made it. So
-        that answer, even to a re-send, means nothing was made in that zone, and the next
-        zone (with its own token) is a new request, never a second reservation."""
-        refused: list[str] = []
-        for zone in zones:
-            try:
-                return self._create_reservation(clients, order, zone, tags, dry_run=False)
-            except ClientError as exc:
-                if _code(exc) not in _CAPACITY:
-                    raise
-                log.info("no capacity for %s in %s: trying the next zone", order.token, zone)
-                refused.append(zone)
-        raise PurchaseError(
-            PurchaseProblem.INSUFFICIENT_CAPACITY,
-            "InsufficientInstanceCapacity",
-            f"no Availability Zone of {order.region} had capacity for {order.count}x "
-            f"{order.instance_type} (tried {', '.join(refused)}); nothing was reserved",
-        )
 
     def _create_reservation(
         self,
