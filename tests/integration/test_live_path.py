@@ -6,11 +6,17 @@ the intake's replay key kept for the whole replay window."""
 
 from __future__ import annotations
 
+import html
+import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
+from bot.adapters.aws.aftercare import REQUEST_TAG
 from bot.blocks.ids import ActionId
 from bot.domain.lifecycle import State
+from tests.aws_cli import cli_params
 from tests.integration.test_purchasing import BLOCK, approve
 from tests.integration.test_slack_flow import submitted
 from tests.slack_harness import REQUESTER, BotUnderTest
@@ -27,6 +33,63 @@ def reservation_bought(bot: BotUnderTest) -> tuple[str, Any]:
     assert record.state is State.ACTIVE, record.failure
     assert record.reservation is not None
     return request_id, record.reservation
+
+
+def launch_text(bot: BotUnderTest) -> str:
+    """The mrkdwn of the requester's message that shows an `aws ec2 run-instances` line."""
+    for call in bot.fake.of("chat.postMessage"):
+        if call.args["channel"] != REQUESTER:
+            continue
+        blocks = call.args.get("blocks") or []
+        blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+        for block in blocks:
+            text = str((block.get("text") or {}).get("text", ""))
+            if "run-instances" in text:
+                return text
+    raise AssertionError("no launch line was sent")
+
+
+@pytest.mark.parametrize("pick", ["on-demand-reservation:0", "capacity-block:0"])
+def test_an_instance_launched_as_the_message_says_is_cleaned_up_as_ours(
+    make_bot, pick: str
+) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot, BLOCK, pick=pick)
+    approve(bot, request_id)
+    bought = bot.record(request_id)  # a block is bought at approval, an ODCR before its window
+    starts = bought.reservation.start if bought.reservation else bought.request.start
+    bot.clock.set(starts + timedelta(minutes=1))
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.ACTIVE and record.reservation is not None, record.failure
+    shown = launch_text(bot)
+    # The message says why the tag is there.
+    assert "may terminate, only instances that carry the request's tag" in shown
+    line = html.unescape(shown.split("```")[1])
+    method, params = cli_params(line, ec2(bot), {"<ami-id>": "ami-0123456789abcdef0"})
+    assert method == "run_instances"
+    launched = getattr(ec2(bot), method)(**params)["Instances"][0]["InstanceId"]
+    tags = {
+        t["Key"]: t["Value"]
+        for r in ec2(bot).describe_instances(InstanceIds=[launched])["Reservations"]
+        for i in r["Instances"]
+        for t in i.get("Tags", [])
+    }
+    assert tags.get(REQUEST_TAG) == request_id
+    # After the window the cleanup lists it as the request's and terminates it.
+    bot.clock.set(record.reservation.end + timedelta(minutes=5))
+    bot.wait()
+    prompt = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == REQUESTER][-1]
+    mine, _, _left_alone = prompt.text_of_blocks().partition("Not ours, left alone")
+    assert launched in mine
+    bot.click(ActionId.CLEANUP_NOW.value, request_id, REQUESTER)
+    bot.wait()
+    (state,) = [
+        i["State"]["Name"]
+        for r in ec2(bot).describe_instances(InstanceIds=[launched])["Reservations"]
+        for i in r["Instances"]
+    ]
+    assert state in ("shutting-down", "terminated")
 
 
 def ec2(bot: BotUnderTest) -> Any:
