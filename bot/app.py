@@ -41,7 +41,6 @@ from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
-from bot.domain.outlook import OutlookChart
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
@@ -62,7 +61,7 @@ from bot.services.jobs import (
     JobRegistry,
 )
 from bot.services.notifications import NotificationService
-from bot.services.outlook import OutlookService
+from bot.services.outlook import Draw, OutlookService
 from bot.services.ports import Clock, MarketData, Notifier, Purchaser
 from bot.services.ports.charts import ChartRenderer
 from bot.services.purchasing import PurchaseService
@@ -112,7 +111,7 @@ def build_services(
     accounts: AccountClients | None = None,
     purchaser: Purchaser | None = None,
     chart_renderer: ChartRenderer | None = render_png_apart,
-    outlook_renderer: Callable[[OutlookChart], bytes] | None = render_outlook_apart,
+    outlook_renderer: Draw = render_outlook_apart,
 ) -> Wiring:
     """`accounts`: the AWS clients of each account and region (default: live or sandbox
     by settings), shared by every flow so that what one buys, the others see.
@@ -205,34 +204,19 @@ class _RequestFlow:
     outlook: OutlookService
 
 
-def _outlook(
-    settings: Settings,
-    base: _Adapters,
-    market: MarketData,
-    draw: Callable[[OutlookChart], bytes] | None,
-) -> OutlookService:
+def _outlook(s: Settings, base: _Adapters, market: MarketData, draw: Draw) -> OutlookService:
     """What the offering searches saw, remembered; its chart drawn as the cost chart is."""
-    outlook = OutlookService(
-        base.store,
-        base.catalog,
-        base.clock,
-        settings.outlook_days,
-        settings.aws_region,
-        market.regions(),
-    )
-    outlook.charts_to(base.store, base.once, draw)
-    return outlook
+    store, regions = base.store, market.regions()
+    found = OutlookService(store, base.catalog, base.clock, s.outlook_days, s.aws_region, regions)
+    found.charts_to(store, base.once, draw)
+    return found
 
 
 def _request_flow(
-    settings: Settings,
-    base: _Adapters,
-    market: MarketData,
-    notifier: Notifier,
-    draw_outlook: Callable[[OutlookChart], bytes] | None,
+    settings: Settings, base: _Adapters, market: MarketData, notifier: Notifier, draw: Draw
 ) -> _RequestFlow:
     clock, store = base.clock, base.store
-    outlook = _outlook(settings, base, market, draw_outlook)
+    outlook = _outlook(settings, base, market, draw)
     quotes = QuoteService(
         market,
         base.catalog,

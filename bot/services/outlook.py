@@ -43,6 +43,9 @@ class ChartJob(BaseModel):
     at: str  # when it was asked (one chart per asking)
 
 
+# Draws the outlook chart as a PNG (None: no chart).
+Draw = Callable[[OutlookChart], bytes] | None
+
 # A chart only draws what the answer already said: a few tries, then the answer stands.
 OUTLOOK_CHART = JobKind("outlook-chart", ChartJob, Retries(attempts=3))
 

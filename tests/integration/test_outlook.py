@@ -46,14 +46,14 @@ def _outlook(bot: BotUnderTest, text: str) -> str:
 
 def test_a_quote_and_a_watch_round_are_remembered_and_the_outlook_shows_them(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
-    reply, _ = bot.command("quote 8x p5.48xlarge 3d from 2026-12-14 us-east-1 ec2")
+    _reply, _ = bot.command("quote 8x p5.48xlarge 3d from 2026-12-14 us-east-1 ec2")
     bot.wait()
     assert "1 search on 1 day, 1 found something" in _outlook(bot, "8x p5.48xlarge 3d ec2")
     hold_everything(bot)
     watched(bot, WATCH)
     later(bot)
     text = _outlook(bot, "8x p5.48xlarge 3d ec2")
-    assert "2 searches on 1 day" in text
+    assert "3 searches on 1 day" in text  # the quote, the watch's first round, the next
     assert "not AWS's capacity" in text
     # the chart: a DM with the outlook, the chart in its thread
     dm = [
@@ -62,7 +62,7 @@ def test_a_quote_and_a_watch_round_are_remembered_and_the_outlook_shows_them(mak
         if c.args.get("channel") == REQUESTER and "Capacity outlook" in json.dumps(c.args)
     ]
     assert dm
-    shared = [c for c in bot.fake.of("files.completeUploadExternal")]
+    shared = list(bot.fake.of("files.completeUploadExternal"))
     assert shared and shared[-1].args.get("thread_ts")
 
 
