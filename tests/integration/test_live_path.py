@@ -208,3 +208,55 @@ def test_the_intake_keeps_a_replays_key_for_the_whole_replay_window(make_bot) ->
         # A replay is signed as the original for 5 minutes (more with clock skew): the
         # key must outlive that, not a moment.
         assert store.redis.pttl(key) > (REPLAY_WINDOW_SECONDS - 60) * 1000
+
+
+def selling_zones(bot: BotUnderTest) -> list[str]:
+    return sorted(
+        o["Location"]
+        for o in ec2(bot).describe_instance_type_offerings(
+            LocationType="availability-zone",
+            Filters=[{"Name": "instance-type", "Values": ["p5.48xlarge"]}],
+        )["InstanceTypeOfferings"]
+    )
+
+
+def test_a_reservation_with_no_capacity_in_one_zone_is_made_in_the_next(
+    make_bot, sdk_retry_pauses: list[float]
+) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    first, second, *_ = selling_zones(bot)
+    bot.market.conditions.no_capacity_in(first, "p5.48xlarge")
+    before = bot.purchase_calls()
+    request_id, reservation = reservation_bought(bot)
+    assert reservation.availability_zone == second
+    # The refusal came as EC2 sends it (a 5xx) and went through botocore's own retries:
+    # five sends to the first zone (four pauses), then one to the second.
+    assert bot.purchase_calls() - before == 6
+    assert len(sdk_retry_pauses) >= 4
+    assert bot.market.bought()["on-demand-reservation"] == 1
+    (raw,) = ec2(bot).describe_capacity_reservations()["CapacityReservations"]
+    assert raw["AvailabilityZone"] == second
+    assert {t["Key"]: t["Value"] for t in raw["Tags"]}[REQUEST_TAG] == request_id
+
+
+def test_no_zone_with_capacity_reserves_nothing_and_says_so(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    zones = selling_zones(bot)
+    for zone in zones:
+        bot.market.conditions.no_capacity_in(zone, "p5.48xlarge")
+    request_id = submitted(bot, BLOCK, pick="on-demand-reservation:0")
+    approve(bot, request_id)
+    bot.clock.set(bot.record(request_id).request.start - timedelta(minutes=5))
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.QUOTED and record.reservation is None
+    assert bot.market.bought()["on-demand-reservation"] == 0
+    assert record.failure is not None
+    assert "no Availability Zone of us-east-1 had capacity" in record.failure
+    assert all(zone in record.failure for zone in zones)
+    told = [
+        str(c.args.get("text", ""))
+        for c in bot.fake.of("chat.postMessage")
+        if c.args["channel"] == REQUESTER and "was not bought" in str(c.args.get("text", ""))
+    ]
+    assert len(told) == 1 and "nothing was reserved" in told[0]
