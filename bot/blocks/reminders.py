@@ -49,10 +49,12 @@ def reminder_message(
     *,
     late: bool = False,
     extension: ExtensionOffer | None = None,
+    not_extendable: str | None = None,
     more: Sequence[Block] = (),
 ) -> Message:
     """The message for one reminder; `late` after downtime, `extension` (before the end)
-    adds an Extend button with its price; `more` blocks go last (a Deploy button)."""
+    adds an Extend button with its price, `not_extendable` says instead why none can be
+    asked for; `more` blocks go last (a Deploy button)."""
     what, where = _what(reservation), _where(reservation)
     kind = reminder.kind
     start, end = when(reservation.start), when(reservation.end)
@@ -86,6 +88,9 @@ def reminder_message(
         blocks.append(section(f"{hint.title}\n```{hint.command}```"))
     if extension is not None and kind.about_end:
         blocks.append(extend_offer_blocks(request_id, extension))
+    elif not_extendable and kind.about_end:
+        why = esc(not_extendable)
+        blocks.append(section(f":no_entry: {request_id} cannot be extended: {why}."))
     blocks += more
     return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
 
@@ -282,9 +287,7 @@ def clean_up_now(request_id: str, items: int | None = None) -> Block:
     (`items`: how many resources the message lists; None: the ones tagged for it)."""
     clean = button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger")
     listed = (
-        f"the {counted(items, 'resource')} listed"
-        if items is not None
-        else "every resource tagged"
+        f"the {counted(items, 'resource')} listed" if items is not None else "every resource tagged"
     )
     question = f"Delete {listed} for request {request_id}? This cannot be undone."
     return confirmed(clean, "Delete all of it?", question, yes="Clean up", danger=True)

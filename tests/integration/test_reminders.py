@@ -252,7 +252,8 @@ def test_an_ignored_prompt_is_repeated_then_escalated_once(make_bot) -> None:  #
     escalations = texts(bot, APPROVAL_CHANNEL)
     assert len(escalations) == 1 and "nobody cleaned up" in escalations[0]
     # The approvers' Clean up now asks first, as the requester's does.
-    (handed,) = [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] == APPROVAL_CHANNEL]
+    posted = bot.fake.of("chat.postMessage")
+    (handed,) = [c for c in posted if c.args["channel"] == APPROVAL_CHANNEL]
     (clean,) = [
         e
         for block in handed.blocks()
