@@ -293,6 +293,7 @@ def _tracking(
         approval_channel=base.approval_channel,
         extensions=aftercare,
         leftovers=aftercare,
+        limits=base.limits,
     )
     reminders.register(jobs)
     extensions = ExtensionService(
