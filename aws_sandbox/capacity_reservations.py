@@ -69,9 +69,13 @@ class CapacityReservations:
                     "has different parameters.",
                 )
             return {"CapacityReservation": render(existing, self._m.account_id, now)}
+        # Capacity is per zone: one zone can be out of a type while another has room.
+        # InsufficientInstanceCapacity is a server error (HTTP 500) in EC2's error codes,
+        # https://docs.aws.amazon.com/ec2/latest/devguide/errors-overview.html, so SDKs
+        # retry it; a retry carries the same ClientToken and is answered the same way.
         if not self._m.conditions.available(
-            str(params["InstanceType"]), now, end or now, int(params["InstanceCount"])
-        ):
+            instance_type, now, end or now, int(params["InstanceCount"])
+        ) or not self._m.conditions.zone_has_capacity(zone, instance_type):
             raise SandboxError(
                 "InsufficientInstanceCapacity",
                 "There is not enough capacity to fulfill your request.",

@@ -193,6 +193,20 @@ class Settings(BaseSettings):
         "how long live prices are cached, e.g. 15m",
         default=timedelta(minutes=15),
     )
+    outlook_days: int = _env(
+        "GPU_BOT_OUTLOOK_DAYS",
+        "days of offering searches the capacity outlook remembers (and may be asked about), "
+        "1 to 365",
+        default=90,
+        ge=1,
+        le=365,
+    )
+    outlook_shapes: str = _env(
+        "GPU_BOT_OUTLOOK_SHAPES",
+        "shapes the outlook scan asks about on a rhythm, separated by ;, each "
+        "COUNTx TYPE DURATION [REGION], e.g. 16x p5.48xlarge 3d us-east-1; empty: no scan",
+        default="",
+    )
     delivery_settle: timedelta = _env(
         "GPU_BOT_DELIVERY_SETTLE",
         "after an uncertain Slack post, wait this long before looking for it, e.g. 30s",

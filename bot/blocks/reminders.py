@@ -82,6 +82,7 @@ def reminder_message(
             reservation.availability_zone,
             reservation.instance_type,
             reservation.instances,
+            request_id,
         )
         blocks.append(section(f"{hint.title}\n```{hint.command}```"))
     if extension is not None and kind.about_end:

@@ -14,6 +14,7 @@ from bot.services.deploying import DeployService
 from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
+from bot.services.outlook import OutlookService
 from bot.services.ports import Clock, Metrics, Store
 from bot.services.purchasing import PurchaseService
 from bot.services.quoting import QuoteService
@@ -55,6 +56,7 @@ class Services:
     after_ack: AfterAck
     metrics: Metrics
     watches: WatchService
+    outlook: OutlookService
 
     def start_up(self) -> None:
         """What each worker does once its store answers: index records written before the
