@@ -10,7 +10,8 @@ from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
 from bot.blocks.values import RequestRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
-from bot.domain.comparison import Option
+from bot.domain.comparison import Option, OptionKind
+from bot.domain.future_reservation import AT_WINDOW_SHORT
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote, most_usd
 from bot.domain.request import CapacityRequest
@@ -52,7 +53,12 @@ def option_line(option: Option, recommended: bool, limits: SpendingPolicy | None
         facts.append("upfront")
     else:
         facts.append("billed for the whole window" if option.kind.reserved else "pay as you go")
-    facts.append("guaranteed window" if option.guaranteed else "no guarantee")
+    if option.guaranteed:
+        facts.append("guaranteed window")
+    elif option.kind is OptionKind.ON_DEMAND_RESERVATION:
+        facts.append(AT_WINDOW_SHORT)
+    else:
+        facts.append("no guarantee")
     if option.interruptible:
         facts.append("interruptible")
     if option.break_even_utilization is not None:
