@@ -68,6 +68,10 @@ class MarketConditions:
         # How long an extension bought now stays payment-pending (AWS: up to 12 hours; the
         # sandbox settles at once unless a test or the shell asks for a wait).
         self.extension_payment_delay = timedelta(0)
+        # Future-dated Capacity Reservations: how long AWS assesses one, and whether it
+        # declines (unsupported) those asked while set (future_reservations.py).
+        self.future_assessment = timedelta(hours=1)
+        self.future_reservations_declined = False
         self.latency_ms = 0  # slept before every answered call
         self.price_factor = 1.0  # every fee is multiplied by this ("the price moved")
         self._sold_out: list[_SoldOut] = []

@@ -41,6 +41,7 @@ from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
+from bot.domain.outlook_scan import parse_scan_shapes
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
@@ -62,6 +63,7 @@ from bot.services.jobs import (
 )
 from bot.services.notifications import NotificationService
 from bot.services.outlook import Draw, OutlookService
+from bot.services.outlook_scan import OutlookScan
 from bot.services.ports import Clock, MarketData, Notifier, Purchaser
 from bot.services.ports.charts import ChartRenderer
 from bot.services.purchasing import PurchaseService
@@ -249,7 +251,7 @@ def _request_flow(
         now=clock.now,
     )
     requests = RequestService(changes, submissions, clock, base.limits, intake, ledger)
-    quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger)
+    quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger, outlook.note_for)
     notifications = NotificationService(
         changes, base.once, clock, base.approval_channel, base.chart_renderer
     )
@@ -359,6 +361,9 @@ def _after_the_purchase(
     search = AwsOfferingSearch(base.accounts.clients)
     rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
     rounds.register(jobs)
+    shapes = parse_scan_shapes(settings.outlook_shapes, base.catalog, clock.now())
+    scan = OutlookScan(shapes, search, flow.outlook, base.catalog, clock, store)
+    scan.register(jobs)
     usage = _usage(settings, base, flow)
     return Wiring(
         settings=settings,
@@ -385,6 +390,7 @@ def _after_the_purchase(
         metrics=base.metrics,
         watches=watches,
         outlook=flow.outlook,
+        outlook_scan=scan,
         slack=base.slack,
         notifier=notifier,
         accounts=base.accounts,

@@ -257,6 +257,27 @@ class Settings(BaseSettings):
     def _duration(cls, value: Any) -> Any:
         return parse_config_duration(value) if isinstance(value, str) else value
 
+    @field_validator("outlook_shapes")
+    @classmethod
+    def _scan_shapes(cls, value: str) -> str:
+        from datetime import UTC, datetime
+
+        from bot.domain.catalog import default_catalog
+        from bot.domain.grammar import RequestSyntaxError
+        from bot.domain.outlook_scan import MAX_SCAN_SEARCHES, parse_scan_shapes, scan_questions
+
+        now, catalog = datetime.now(UTC), default_catalog()
+        try:
+            queries = parse_scan_shapes(value, catalog, now)
+        except RequestSyntaxError as exc:
+            raise ValueError(str(exc)) from None
+        asked = len(scan_questions(queries, catalog, "us-east-1", now))
+        if asked > MAX_SCAN_SEARCHES:
+            raise ValueError(
+                f"{asked} searches a round; at most {MAX_SCAN_SEARCHES} (fewer shapes or regions)"
+            )
+        return value
+
     @field_validator("teams", mode="before")
     @classmethod
     def _parse_teams(cls, value: Any) -> Any:

@@ -12,6 +12,7 @@ from bot.blocks.text import esc
 from bot.domain.outlook import HONEST, NOT_ENOUGH, THIN_DAYS, Horizon, Outlook
 
 Block = dict[str, Any]
+HONEST_LINE = HONEST[0].upper() + HONEST[1:]
 
 
 def _days(n: int) -> str:
@@ -97,7 +98,7 @@ def outlook_blocks(title: str, o: Outlook) -> list[Block]:
     return [
         section(f"*{lines[0]}*"),
         section("\n".join(f"• {line}" for line in lines[1:-1])),
-        context(f"_{lines[-1][1].upper()}{lines[-1][2:-1]}._"),
+        context(f"_{HONEST_LINE}._"),
     ]
 
 

@@ -57,6 +57,9 @@ class Quote(BaseModel):
     recommendation: Recommendation
     regions: list[RegionQuote] = []  # every region searched, when there were several
     learned: LearnedUtil | None = None  # the team's measured util, used for want of util=
+    # One line from the capacity outlook, when no block or plan fits or the start is closer
+    # than such offerings were usually seen (bot/services/outlook.py `note_for`).
+    outlook_note: str | None = None
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)

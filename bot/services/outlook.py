@@ -8,13 +8,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.blocks.outlook import outlook_blocks, outlook_text
+from bot.blocks.elements import context, section
+from bot.blocks.outlook import HONEST_LINE, chance_line, hint_line
 from bot.domain.catalog import Catalog
+from bot.domain.comparison import OptionKind
 from bot.domain.grammar import RequestSyntaxError
+from bot.domain.market import ReservationKind
 from bot.domain.outlook import (
     Outlook,
     OutlookChart,
@@ -26,6 +29,7 @@ from bot.domain.outlook import (
     shapes_for,
 )
 from bot.domain.outlook_query import OutlookQuery, parse_outlook
+from bot.domain.recommendation import Quote
 from bot.domain.request import ANY_REGION, CapacityRequest, searched_regions
 from bot.services.delivery import OnceOnly, filename_of
 from bot.services.jobs import JobKind, JobRegistry, Retries
@@ -106,9 +110,9 @@ class OutlookService:
         try:
             # The DM's channel (D…) comes back with the post; a run after it was sent
             # finds only the user id it was posted to.
-            sent = once.send(
-                key, job.user, outlook_text(title, found), outlook_blocks(title, found)
-            ) or once.sent(key)
+            line = f"Capacity outlook: {title}, last {found.window_days} days: its chart"
+            blocks = [section(f"*{line}* (in this thread)"), context(f"_{HONEST_LINE}._")]
+            sent = once.send(key, job.user, line, blocks) or once.sent(key)
             if sent is None:
                 return
             chart = outlook_chart(title, found)
@@ -165,9 +169,9 @@ class OutlookService:
         hashes = self.store.outlook_days(shapes, first, today)
         return outlook(hashes, shapes, region, today, days)
 
-    def for_request(self, request: CapacityRequest) -> Outlook | None:
+    def for_request(self, request: CapacityRequest, days: int) -> Outlook | None:
         """The outlook of a request's shape where it asked (a list of regions: all of
-        them), over the whole window; None when AWS sells no such block or plan."""
+        them) over the last `days`; None when AWS sells no such block or plan."""
         shapes = shapes_for(
             request.instance_type, request.count, request.duration_hours, request.environment
         )
@@ -175,11 +179,51 @@ class OutlookService:
             return None
         region = request.region if searched_regions(request.region) is None else ANY_REGION
         try:
-            return self.over(shapes, region, self.keep_days)
+            return self.over(shapes, region, days)
         except Exception:
             log.exception("could not read the outlook for %s", request.instance_type)
             return None
 
+    def note_for(self, quote: Quote) -> str | None:
+        """The outlook's one line for a quote where no block or plan fits, or whose start
+        is closer than the median lead such offerings were seen at; None otherwise, or when too
+        little was seen to say (the last HINT_DAYS days)."""
+        request = quote.request
+        seen = self.for_request(request, min(HINT_DAYS, self.keep_days))
+        if seen is None:
+            return None
+        typical = seen.typical_lead()
+        ahead = (request.start - quote.quoted_at) / timedelta(days=1)
+        if not _nothing_reserved_fits(quote) and (typical is None or ahead >= typical[1]):
+            return None
+        return hint_line(_subject(seen.shapes, seen.region), seen)
 
-def lead_of(request: CapacityRequest, now: datetime) -> timedelta:
-    return max(request.start - now, timedelta(0))
+    def chance_for(self, request: CapacityRequest, flex_hours: int = 0) -> str | None:
+        """How likely a watch of `request` is to see a match, from the same figures (the
+        last HINT_DAYS days); None when AWS sells no such block or plan."""
+        found = self.for_request(request, min(HINT_DAYS, self.keep_days))
+        if found is None:
+            return None
+        ahead = request.start + timedelta(hours=flex_hours) - self.clock.now()
+        return chance_line(found, ahead / timedelta(weeks=1))
+
+
+HINT_DAYS = 30
+_KIND_WORDS = {
+    ReservationKind.CAPACITY_BLOCK: "blocks",
+    ReservationKind.TRAINING_PLAN: "plans",
+}
+
+
+def _subject(shapes: Sequence[Shape], region: str) -> str:
+    first = shapes[0]
+    days = first.hours // 24
+    length = f"{days}-day" if first.hours % 24 == 0 else f"{first.hours}-hour"
+    kinds = " and ".join(_KIND_WORDS[s.kind] for s in shapes)
+    where = "any region" if region == ANY_REGION else region
+    return f"{first.count}x {first.instance_type} {length} {kinds} in {where}"
+
+
+def _nothing_reserved_fits(quote: Quote) -> bool:
+    reserved = (OptionKind.CAPACITY_BLOCK, OptionKind.TRAINING_PLAN)
+    return not any(o.eligible for o in quote.options if o.kind in reserved)

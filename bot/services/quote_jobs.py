@@ -4,6 +4,7 @@ or compare a request that is not stored (`/gpu quote`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.domain.lifecycle import State
 from bot.domain.outlook import Search
@@ -28,7 +29,10 @@ class QuoteJobs:
         notifier: Notifier,
         clock: Clock,
         ledger: SpendLedger | None = None,
+        outlook_note: Callable[[Quote], str | None] | None = None,
     ) -> None:
+        """`outlook_note`: the capacity outlook's line for a quote (None: no line)."""
+        self.outlook_note = outlook_note
         self.ledger = ledger or SpendLedger(changes.store, now=changes.now)
         self.changes = changes
         self.store = changes.store
@@ -93,4 +97,7 @@ class QuoteJobs:
         `util=` (the quote says so)."""
         asked, learned = self.ledger.with_learned_util(request, team)
         quote = self.quotes.quote(asked, seen)
-        return quote.model_copy(update={"learned": learned}) if learned else quote
+        if learned:
+            quote = quote.model_copy(update={"learned": learned})
+        note = self.outlook_note(quote) if self.outlook_note else None
+        return quote.model_copy(update={"outlook_note": note}) if note else quote
