@@ -185,8 +185,7 @@ def tell_idle(event: Event, old: CapacityRecord | None, new: CapacityRecord, now
     if not event.alert or not event.stretch:
         return Jobs()
     stretch = datetime.fromisoformat(event.stretch)
-    job = idle_alert_job(new.id, IdleStep(event.alert), stretch, now, IdleStep(event.told))
-    return _schedule(job)
+    return _schedule(idle_alert_job(new.id, IdleStep(event.alert), stretch, now))
 
 
 # --- the table ----------------------------------------------------------------------------

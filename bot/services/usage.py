@@ -70,7 +70,6 @@ class IdleAlertJob(_Payload):
     request: str
     step: IdleStep
     stretch: datetime  # the idle stretch's start
-    told: IdleStep = IdleStep.NONE  # what the stretch had been told before this step
 
 
 # A round missed is made up by the next one: a few quick tries, then the next round.
@@ -84,16 +83,9 @@ def round_job(due: datetime) -> Job:
     return SAMPLE.job("all", due, RoundJob())
 
 
-def idle_alert_job(
-    request_id: str,
-    step: IdleStep,
-    stretch: datetime,
-    due: datetime,
-    told: IdleStep = IdleStep.NONE,
-) -> Job:
+def idle_alert_job(request_id: str, step: IdleStep, stretch: datetime, due: datetime) -> Job:
     key = f"{request_id}:{int(stretch.timestamp())}:{int(step)}"
-    payload = IdleAlertJob(request=request_id, step=step, stretch=stretch, told=told)
-    return IDLE_ALERT.job(key, due, payload)
+    return IDLE_ALERT.job(key, due, IdleAlertJob(request=request_id, step=step, stretch=stretch))
 
 
 def report_job(request_id: str, ended: datetime) -> Job:
@@ -233,11 +225,7 @@ class UsageService:
                 record.id, record.requester, res.kind, idle_for, stretch_usd, releasable
             )
             self._send(key, self.approval_channel, message)
-            if job.told >= IdleStep.TELL:
-                return
-            # A gap in sampling went straight past the requester's steps: they hear of
-            # it too, once (the key of the step they missed), and that approvers did.
-            key = f"idle:{record.id}:{int(job.stretch.timestamp())}:{int(IdleStep.TELL)}"
+            return
         message = idle_alert(
             record.id, res.kind, job.step, idle_for, stretch_usd, so_far_usd, releasable
         )
