@@ -199,7 +199,8 @@ def quote_cost(store: RedisStore, pairs: int, show: SlackNotifier | None) -> Non
         ratio = statistics.median(ratios)
         verdict = "ok" if ratio <= QUOTE_TARGET else "OVER the 5% target"
         print(
-            f"  `{text}` ({searches} searches recorded): without {statistics.median(base) * 1000:.1f} ms, "
+            f"  `{text}` ({searches} searches recorded): "
+            f"without {statistics.median(base) * 1000:.1f} ms, "
             f"with {statistics.median(withs) * 1000:.1f} ms; median ratio over {pairs} pairs "
             f"{ratio:.3f} ({verdict})"
         )
