@@ -34,6 +34,7 @@ from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
 from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_deployment
+from handlers.outlook import outlook_command
 from handlers.spend import show_spend, spend_args
 from handlers.watches import WATCH_COMMANDS, is_watch_id, show_watch, watch_command
 
@@ -50,6 +51,7 @@ SUBCOMMANDS = (
     "mig",
     "watch",
     "watches",
+    "outlook",
     "unwatch",
     "help",
 )
@@ -147,6 +149,8 @@ def handle_gpu(
         after_ack(ack, context, _status, services, rest.strip())
     elif sub in WATCH_COMMANDS:
         watch_command(services, ack, context, sub, rest)
+    elif sub == "outlook":
+        outlook_command(services, ack, context, rest)
     elif sub == "list":
         which = list_args(rest)
         if which is None:

@@ -39,6 +39,8 @@ def usage(now: datetime) -> str:
         "reason); a DM brings each match, ready to submit\n"
         "• `/gpu watches` your watches (approvers: everyone's); `/gpu unwatch W3` stops one; "
         "`/gpu status W3` what it saw\n"
+        "• `/gpu outlook 16x p5.48xlarge 3d region=any` how often such a block or plan was "
+        "seen, how far ahead and at what price (what this account's searches saw)\n"
         "• `/gpu mig check p4d.24xlarge 4g.20gb 2g.10gb 1g.5gb` check a MIG partition layout\n"
         "• `/gpu mig plan p4d.24xlarge llama=18gbx8 embed=4gbx8` the MIG layout that fits "
         "these models best, with chargeback\n"

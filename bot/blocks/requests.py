@@ -383,7 +383,7 @@ def requester_update(record: CapacityRecord) -> str:
     reservation = record.reservation
     if record.state is State.ACTIVE and reservation is not None:
         return f":large_green_circle: Your GPU request *{record.id}* is active. " + usage(
-            reservation
+            reservation, record.id
         )
     launch = _window_launch(record)
     if record.state is State.ACTIVE and launch is not None:

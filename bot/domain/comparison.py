@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.domain import offering_rules as rules
 from bot.domain.catalog import Catalog, InstanceType
+from bot.domain.future_reservation import AT_WINDOW
 from bot.domain.market import HourlyPrice, MarketSnapshot, Offering, PriceSource
 from bot.domain.request import CapacityRequest, Environment, Workload
 from bot.domain.words import counted
@@ -302,7 +303,7 @@ def assess_on_demand_reservation(
     request: CapacityRequest, snapshot: MarketSnapshot, instance: InstanceType
 ) -> Option:
     kind = OptionKind.ON_DEMAND_RESERVATION
-    flags = {"guaranteed": True}
+    flags = {"guaranteed": False}  # made when the window opens: see future_reservation.py
     if request.environment is Environment.SAGEMAKER:
         return _ineligible(
             kind, "On-Demand Capacity Reservations reserve EC2 instances, not SageMaker", **flags
@@ -311,6 +312,7 @@ def assess_on_demand_reservation(
     if rate is None:
         return _ineligible(kind, snapshot.errors.get("on-demand", "no On-Demand price"), **flags)
     reasons = [
+        AT_WINDOW[0].upper() + AT_WINDOW[1:],
         "billed at the On-Demand rate for the whole window, used or not: no discount "
         "without a long-term commitment",
         "meant for steady, planned workloads rather than short or exploratory ones",

@@ -117,6 +117,17 @@ def client_token(namespace: str, request_id: str, attempt: int) -> str:
     return token
 
 
+def zone_client_token(token: str, region: str, zone: str) -> str:
+    """The attempt's ClientToken for one zone (the zone's letter appended): a reservation
+    tried in a second zone after the first had no capacity is a new request, while a
+    re-send to the same zone finds the same reservation."""
+    suffix = zone.removeprefix(region) if zone.startswith(region) else zone
+    zoned = f"{token}:{suffix}"
+    if len(zoned) > CLIENT_TOKEN_MAX or not zoned.isascii():
+        raise ValueError(f"no valid client token for {token} in {zone}")
+    return zoned
+
+
 def purchase_tags(
     namespace: str, request_id: str, requester: str, approvers: Iterable[str]
 ) -> dict[str, str]:

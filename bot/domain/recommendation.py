@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
+from bot.domain.future_reservation import AT_WINDOW
 from bot.domain.learning import LearnedUtil
 from bot.domain.market import MarketSnapshot
 from bot.domain.request import CapacityRequest, Workload
@@ -56,6 +57,9 @@ class Quote(BaseModel):
     recommendation: Recommendation
     regions: list[RegionQuote] = []  # every region searched, when there were several
     learned: LearnedUtil | None = None  # the team's measured util, used for want of util=
+    # One line from the capacity outlook, when no block or plan fits or the start is closer
+    # than such offerings were usually seen (bot/services/outlook.py `note_for`).
+    outlook_note: str | None = None
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)
@@ -157,7 +161,7 @@ def _choose(
     best_flexible = _cheapest(flexible)
     critical = request.workload in TIME_CRITICAL
     if best_reserved and (critical or not best_flexible):
-        reasons = [_why_reserved(request, critical)]
+        reasons = [_why_reserved(request, critical, best_reserved)]
         reasons.append(_cost_line(best_reserved, best_flexible, request))
         if best_flexible and _total(best_reserved) > _total(best_flexible):
             warnings.append(
@@ -170,7 +174,9 @@ def _choose(
         # Cheaper, or the same: a guarantee that costs nothing more is taken.
         return best_reserved, [
             _cost_line(best_reserved, best_flexible, request),
-            "it also guarantees the window",
+            "it also guarantees the window"
+            if best_reserved.kind is not OptionKind.ON_DEMAND_RESERVATION
+            else f"it also holds capacity, but {AT_WINDOW}",
         ]
     assert best_flexible is not None
     chosen = best_flexible
@@ -183,10 +189,14 @@ def _choose(
         reasons.append(_cost_line(chosen, best_reserved, request))
     if best_reserved:
         # Dearer than the choice here (the branch above takes it otherwise).
-        reasons.append(
-            f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
-            f"for {_usd(_total(best_reserved) - _total(chosen))} more"
-        )
+        more = _usd(_total(best_reserved) - _total(chosen))
+        if best_reserved.kind is OptionKind.ON_DEMAND_RESERVATION:
+            reasons.append(f"{_a(best_reserved.kind.label)} costs {more} more, but {AT_WINDOW}")
+        else:
+            reasons.append(
+                f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the "
+                f"window for {more} more"
+            )
     return chosen, reasons
 
 
@@ -238,7 +248,12 @@ def _why_on_demand_reservation(blocks_or_plans: list[Option]) -> str:
     )
 
 
-def _why_reserved(request: CapacityRequest, critical: bool) -> str:
+def _why_reserved(request: CapacityRequest, critical: bool, best: Option) -> str:
+    if critical and best.kind is OptionKind.ON_DEMAND_RESERVATION:
+        return (
+            f"availability is critical for {_a(request.workload.value)}: a reservation "
+            f"holds capacity and On-Demand does not, but {AT_WINDOW}"
+        )
     if critical:
         return (
             f"availability is critical for {_a(request.workload.value)}: a reservation "

@@ -23,6 +23,7 @@ from bot.domain.comparison import OptionKind
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering, ReservationKind
+from bot.domain.outlook import search_of_question
 from bot.domain.recommendation import Quote, Recommendation, build_quote
 from bot.domain.records import CapacityRecord
 from bot.domain.request import Environment
@@ -113,6 +114,22 @@ class WatchRounds:
             return
         for watch in live:
             self._look(watch, [(question.region, o) for o in found], now)
+        if self.quotes.record is not None:
+            q = question
+            self.quotes.record(
+                [
+                    search_of_question(
+                        q.kind,
+                        q.instance_type,
+                        q.count,
+                        q.duration_hours,
+                        q.region,
+                        q.earliest,
+                        found,
+                        now,
+                    )
+                ]
+            )
         due = next_round(live, now)
         assert due is not None  # live is not empty
         raise RetryLater(due, "next round")

@@ -251,6 +251,17 @@ def test_an_ignored_prompt_is_repeated_then_escalated_once(make_bot) -> None:  #
     assert len(prompts) == 3
     escalations = texts(bot, APPROVAL_CHANNEL)
     assert len(escalations) == 1 and "nobody cleaned up" in escalations[0]
+    # The approvers' Clean up now asks first, as the requester's does.
+    posted = bot.fake.of("chat.postMessage")
+    (handed,) = [c for c in posted if c.args["channel"] == APPROVAL_CHANNEL]
+    (clean,) = [
+        e
+        for block in handed.blocks()
+        for e in block.get("elements", [])
+        if e.get("action_id") == ActionId.CLEANUP_NOW.value
+    ]
+    assert clean["confirm"]["title"]["text"] == "Delete all of it?"
+    assert "cannot be undone" in clean["confirm"]["text"]["text"]
     # An approver cleans up from the escalation.
     bot.click(
         ActionId.CLEANUP_NOW.value,
