@@ -3,8 +3,9 @@
     Routes            /healthz, /metrics, /slack/events; 404 elsewhere
     SlackRequests     POST only; the body's size (413), signature (401) and shape (400)
                       checked before Bolt; Slack's unsigned ssl_check and its signed
-                      app_rate_limited notice answered 200 here; commands answered wholly in their ack go
-                      straight to Bolt, everything else through the next layers
+                      app_rate_limited notice answered 200 here; commands answered
+                      wholly in their ack go straight to Bolt, everything else through
+                      the next layers
     WithinDeadline    Bolt on a pool thread, answered as unavailable after ACK_DEADLINE
                       (a hung Redis); the work a listener hands off starts once the
                       answer is written
