@@ -68,14 +68,21 @@ FirstSighting = Callable[[str, int], bool]  # (key, seconds to remember) -> firs
 AnsweredInAck = Callable[[Mapping[str, str]], bool]
 WsgiResult = tuple[str, list[tuple[str, str]], bytes]
 Handler = Callable[["WSGIEnvironment"], WsgiResult]  # an inner layer: the whole answer
-_JSON = [("Content-Type", "application/json")]
+_JSON_TYPE = ("Content-Type", "application/json")
 _BEARER = ("WWW-Authenticate", 'Bearer realm="metrics"')
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
 _REASONS |= {405: "Method Not Allowed", 413: "Payload Too Large", 503: "Service Unavailable"}
 
 
+def _json() -> list[tuple[str, str]]:
+    """Headers for a JSON answer, a new list each time: a WSGI server may add to the list
+    it is given (wsgiref adds Content-Length), and a shared one would carry that length
+    into the next answer."""
+    return [_JSON_TYPE]
+
+
 def answer(start_response: StartResponse, status: int, data: dict[str, Any]) -> list[bytes]:
-    start_response(f"{status} {_REASONS[status]}", _JSON)
+    start_response(f"{status} {_REASONS[status]}", _json())
     return [json.dumps(data).encode()]
 
 
@@ -131,7 +138,7 @@ class Metrics:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if not may_scrape(environ.get("HTTP_AUTHORIZATION"), self._token):
-            start_response("401 Unauthorized", [*_JSON, _BEARER])
+            start_response("401 Unauthorized", [_JSON_TYPE, _BEARER])
             return [b'{"error": "a bearer token is needed"}']
         page, content_type = self._page()
         start_response("200 OK", [("Content-Type", content_type)])
@@ -290,21 +297,21 @@ def unavailable(content_type: str, body: bytes) -> WsgiResult:
     """An ack that says the request could not be taken: as the reply to a command, as an
     error on a form (which stays open, as typed), or to a click's response_url."""
     if content_type.startswith("application/json"):
-        return "200 OK", _JSON, b""
+        return "200 OK", _json(), b""
     fields = {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
     if "command" in fields:
         reply = {"response_type": "ephemeral", "text": UNAVAILABLE}
-        return "200 OK", _JSON, json.dumps(reply).encode()
+        return "200 OK", _json(), json.dumps(reply).encode()
     payload = json.loads(fields.get("payload") or "{}")
     if payload.get("type") == "view_submission":
         blocks = list(payload.get("view", {}).get("state", {}).get("values", {}))
         if blocks:
             errors = {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
-            return "200 OK", _JSON, json.dumps(errors).encode()
+            return "200 OK", _json(), json.dumps(errors).encode()
     url = payload.get("response_url")
     if isinstance(url, str) and url:
         threading.Thread(target=_tell, args=(url,), name="tell-unavailable", daemon=True).start()
-    return "200 OK", _JSON, b""
+    return "200 OK", _json(), b""
 
 
 def _tell(response_url: str) -> None:

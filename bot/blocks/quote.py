@@ -11,7 +11,7 @@ from bot.blocks.values import RequestRef, WatchAskRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
 from bot.domain.comparison import Option, OptionKind
-from bot.domain.future_reservation import AT_WINDOW_SHORT
+from bot.domain.future_reservation import AHEAD_SHORT, AT_WINDOW_SHORT
 from bot.domain.grammar import render_duration, render_request
 from bot.domain.recommendation import Quote, most_usd
 from bot.domain.request import CapacityRequest, RequestDraft
@@ -56,7 +56,7 @@ def option_line(option: Option, recommended: bool, limits: SpendingPolicy | None
     if option.guaranteed:
         facts.append("guaranteed window")
     elif option.kind is OptionKind.ON_DEMAND_RESERVATION:
-        facts.append(AT_WINDOW_SHORT)
+        facts.append(AHEAD_SHORT if option.reserved_ahead else AT_WINDOW_SHORT)
     else:
         facts.append("no guarantee")
     if option.interruptible:

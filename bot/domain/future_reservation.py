@@ -30,6 +30,17 @@ AT_WINDOW = (
     "before it): nothing is held until then, and AWS may refuse it then for lack of capacity"
 )
 AT_WINDOW_SHORT = "reserved only when the window opens, may fail"
+AHEAD = (
+    "an On-Demand Capacity Reservation for this type is asked ahead, at approval, as a "
+    "future-dated Capacity Reservation: AWS assesses it first and may decline it (you are "
+    "told; nothing is held or billed then); once AWS schedules it, the capacity is held "
+    "from the window's start, and it cannot be cancelled before the window ends"
+)
+AHEAD_SHORT = "held from the start once AWS accepts it"
+DECLINED = (
+    "AWS declined to reserve the capacity ahead: its future-dated Capacity Reservation came "
+    "back unsupported, so nothing is held and nothing is billed. Ask again for another option"
+)
 
 # C, M, R, I, T and G families (API reference, InstanceType): the letters before the
 # generation, whole, so trn2 (Trn) and inf2 (Inf) are not T or I.
@@ -49,6 +60,13 @@ def family_letter(instance_type: str) -> str:
     trn2.48xlarge."""
     match = _FAMILY.match(instance_type.lower())
     return match.group(1) if match else ""
+
+
+def reserves_ahead(
+    instance_type: str, vcpus: int | None, count: int, start: datetime, now: datetime
+) -> bool:
+    """Whether the bot asks for this ODCR ahead (future-dated) rather than at the window."""
+    return future_dated_refusal(instance_type, vcpus, count, start, now) is None
 
 
 def future_dated_refusal(

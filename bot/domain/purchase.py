@@ -41,6 +41,7 @@ _EC2_STATES = {
     "failed": State.FAILED,
     "cancelled": State.FAILED,
     "unavailable": State.FAILED,
+    "unsupported": State.FAILED,  # a future-dated reservation AWS declined
 }
 _PLAN_STATES = {
     "Pending": State.PAYMENT_PENDING,

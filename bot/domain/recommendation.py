@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
-from bot.domain.future_reservation import AT_WINDOW
+from bot.domain.future_reservation import AHEAD, AT_WINDOW
 from bot.domain.learning import LearnedUtil
 from bot.domain.market import MarketSnapshot
 from bot.domain.request import CapacityRequest, Workload
@@ -176,7 +176,7 @@ def _choose(
             _cost_line(best_reserved, best_flexible, request),
             "it also guarantees the window"
             if best_reserved.kind is not OptionKind.ON_DEMAND_RESERVATION
-            else f"it also holds capacity, but {AT_WINDOW}",
+            else f"it also holds capacity, but {_odcr_terms(best_reserved)}",
         ]
     assert best_flexible is not None
     chosen = best_flexible
@@ -191,7 +191,10 @@ def _choose(
         # Dearer than the choice here (the branch above takes it otherwise).
         more = _usd(_total(best_reserved) - _total(chosen))
         if best_reserved.kind is OptionKind.ON_DEMAND_RESERVATION:
-            reasons.append(f"{_a(best_reserved.kind.label)} costs {more} more, but {AT_WINDOW}")
+            reasons.append(
+                f"{_a(best_reserved.kind.label)} costs {more} more, but "
+                f"{_odcr_terms(best_reserved)}"
+            )
         else:
             reasons.append(
                 f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the "
@@ -248,11 +251,16 @@ def _why_on_demand_reservation(blocks_or_plans: list[Option]) -> str:
     )
 
 
+def _odcr_terms(option: Option) -> str:
+    """When an ODCR holds capacity: asked ahead (AWS may decline) or made at the window."""
+    return AHEAD if option.reserved_ahead else AT_WINDOW
+
+
 def _why_reserved(request: CapacityRequest, critical: bool, best: Option) -> str:
     if critical and best.kind is OptionKind.ON_DEMAND_RESERVATION:
         return (
             f"availability is critical for {_a(request.workload.value)}: a reservation "
-            f"holds capacity and On-Demand does not, but {AT_WINDOW}"
+            f"holds capacity and On-Demand does not, but {_odcr_terms(best)}"
         )
     if critical:
         return (

@@ -260,3 +260,44 @@ def test_no_zone_with_capacity_reserves_nothing_and_says_so(make_bot) -> None:  
         if c.args["channel"] == REQUESTER and "was not bought" in str(c.args.get("text", ""))
     ]
     assert len(told) == 1 and "nothing was reserved" in told[0]
+
+
+AHEAD = '1x g6e.12xlarge 3d from 2026-12-14 ec2 reason="load test"'  # 14 days ahead
+
+
+def test_a_g_type_odcr_is_asked_ahead_and_held_from_its_start(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = submitted(bot, AHEAD, pick="on-demand-reservation:0")
+    approve(bot, request_id)
+    record = bot.record(request_id)
+    # Asked at approval, two weeks before the window, as a future-dated reservation.
+    assert record.reservation is not None and record.reservation.state == "assessing"
+    (raw,) = ec2(bot).describe_capacity_reservations()["CapacityReservations"]
+    assert raw["StartDate"] == record.request.start
+    assert raw["CommitmentInfo"]["CommitmentEndDate"] == record.request.end
+    bot.clock.advance(2 * H)
+    bot.wait()
+    assert bot.record(request_id).state is State.SCHEDULED
+    bot.clock.set(record.request.start + timedelta(minutes=1))
+    bot.wait()
+    assert bot.record(request_id).state is State.ACTIVE
+    assert bot.market.bought()["on-demand-reservation"] == 1
+
+
+def test_a_future_dated_reservation_aws_declines_fails_and_tells_the_requester(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    bot.market.conditions.future_reservations_declined = True
+    request_id = submitted(bot, AHEAD, pick="on-demand-reservation:0")
+    approve(bot, request_id)
+    assert bot.record(request_id).reservation.state == "assessing"  # type: ignore[union-attr]
+    bot.clock.advance(2 * H)
+    bot.wait()
+    record = bot.record(request_id)
+    assert record.state is State.FAILED
+    assert record.failure is not None and "came back unsupported" in record.failure
+    told = [
+        str(c.args.get("text", ""))
+        for c in bot.fake.of("chat.postMessage")
+        if c.args["channel"] == REQUESTER and "declined to reserve" in str(c.args.get("text", ""))
+    ]
+    assert len(told) == 1 and "nothing is held and nothing is billed" in told[0]

@@ -43,3 +43,20 @@ def test_the_quote_says_an_odcr_is_reserved_only_when_the_window_opens() -> None
 
     line = option_line(q.option(OptionKind.ON_DEMAND_RESERVATION), recommended=True)
     assert AT_WINDOW_SHORT in line and "guaranteed window" not in line
+
+
+def test_the_quote_says_a_g_type_odcr_is_asked_ahead_and_may_be_declined() -> None:
+    from bot.domain.comparison import OptionKind
+
+    r = req(count=1, instance_type="g6e.12xlarge", environment=Environment.EC2)
+    q = quote(r, market(r, capacity_blocks=(), training_plans=()))
+    odcr = q.option(OptionKind.ON_DEMAND_RESERVATION)
+    assert odcr.reserved_ahead and not odcr.guaranteed
+    assert "future-dated" in odcr.reasons[0] and "may decline it" in odcr.reasons[0]
+    assert "held from the start once AWS accepts it" in option_line(odcr, recommended=False)
+    p5 = req(count=65, environment=Environment.EC2)
+    assert (
+        not quote(p5, market(p5, capacity_blocks=()))
+        .option(OptionKind.ON_DEMAND_RESERVATION)
+        .reserved_ahead
+    )

@@ -28,7 +28,7 @@ from bot.adapters.aws.accounts import AccountClients
 from bot.adapters.aws.aws_clients import AwsClients
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.request_check import request_problems
-from bot.adapters.aws.zone_walk import reserve_in_a_zone
+from bot.adapters.aws.zone_walk import future_dated, reserve_in_a_zone
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import OptionKind
 from bot.domain.market import Offering
@@ -204,6 +204,7 @@ class AwsPurchaser:
             InstanceMatchCriteria="targeted",
             TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": tags}],
             DryRun=dry_run,
+            **future_dated(order),
         )
 
     def _zones(self, clients: AwsClients, order: Order) -> list[str]:

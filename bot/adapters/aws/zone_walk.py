@@ -1,5 +1,5 @@
-"""An On-Demand Capacity Reservation asked in each zone that sells the type, in turn,
-until one has room."""
+"""Asking for an On-Demand Capacity Reservation: in each zone that sells the type, in
+turn, until one has room; ahead of its window (future-dated) where AWS allows that."""
 
 from __future__ import annotations
 
@@ -41,3 +41,16 @@ def reserve_in_a_zone(
         f"no Availability Zone of {order.region} had capacity for {order.count}x "
         f"{order.instance_type} (tried {', '.join(refused)}); nothing was reserved",
     )
+
+
+def future_dated(order: Order) -> dict[str, Any]:
+    """A future-dated Capacity Reservation: held from the window's start, committed for
+    the whole window (the end cannot fall inside the commitment), delivered on top of
+    what the account runs (`incremental`, the only value AWS takes)."""
+    if not order.start_ahead:
+        return {}
+    return {
+        "StartDate": order.start,
+        "CommitmentDuration": int((order.end - order.start).total_seconds()),
+        "DeliveryPreference": "incremental",
+    }

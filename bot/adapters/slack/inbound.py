@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from bot.adapters.slack.shapes import shape_problem
+
 # Slack's largest payload is a view submission: a modal of up to 100 blocks (views.open
 # takes 250 kB) and its state, form-encoded. A megabyte is well above that.
 MAX_BODY_BYTES = 1_000_000
@@ -96,7 +98,8 @@ def read_payload(content_type: str, body: bytes) -> tuple[Refusal | None, dict[s
         data, problem = _json(text, "the body")
         if problem:
             return _bad(problem), None
-        return _bad_event(data), None
+        problem = shape_problem(data, "the body") or _names_a_command(data)
+        return (_bad(problem) if problem else _bad_event(data)), None
     try:
         form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
     except ValueError as exc:
@@ -106,15 +109,26 @@ def read_payload(content_type: str, body: bytes) -> tuple[Refusal | None, dict[s
         data, problem = _json(fields["payload"], "payload")
         if problem:
             return _bad(problem), None
-        return _bad_interaction(data), None
+        problem = shape_problem(data) or _names_a_command(data)
+        return (_bad(problem) if problem else _bad_interaction(data)), None
     if "command" in fields:
         missing = [k for k in ("command", "user_id", "team_id") if not fields.get(k)]
         if missing:
             return _bad(f"a slash command without {', '.join(missing)}"), None
+        # Bolt reads a form's fields as it reads a JSON payload's: all are text here.
+        problem = shape_problem(dict(fields), "the form")
+        if problem:
+            return _bad(problem), None
         return None, fields
     if "ssl_check" in fields:
         return None, None
     return _bad("neither a slash command, an interaction nor an event"), None
+
+
+def _names_a_command(data: dict[str, Any]) -> str | None:
+    """Bolt takes any payload with a `command` for a slash command (and its listener reads
+    a command's fields); only a slash command's form has one."""
+    return "a command field outside a slash command" if "command" in data else None
 
 
 def _bad(reason: str) -> Refusal:
