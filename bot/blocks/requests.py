@@ -18,6 +18,7 @@ from bot.domain.audit import BOT, AuditEntry
 from bot.domain.cleanup import waits_for_approvers
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
+from bot.domain.ledger import asked_cents
 from bot.domain.lifecycle import State
 from bot.domain.money import Entry, LedgerEntry, dollars
 from bot.domain.records import CapacityRecord
@@ -186,6 +187,31 @@ def summary_line(record: CapacityRecord) -> str:
     return (
         f"{STATE_ICONS[record.state]} *{record.id}* {r.count}x {r.instance_type} "
         f"{window(record)}{what} · {money_short(record)} · _{record.state.label}_"
+        f"{open_extension(record)}"
+    )
+
+
+_EXTENSION_WORDS = {
+    ExtensionStatus.PENDING_APPROVAL: "waiting for approval",
+    ExtensionStatus.APPROVED: "approved, being bought",
+    ExtensionStatus.PURCHASING: "being bought",
+    ExtensionStatus.PAYMENT_PENDING: "bought, AWS's payment pending",
+    ExtensionStatus.UNKNOWN: "outcome unknown, being checked",
+}
+
+
+def open_extension(record: CapacityRecord) -> str:
+    """An extension asked for and not settled yet, for a list line ("" when none): what
+    waits for approvers is the ledger's asked figure; once approved it is in `held`."""
+    ext = record.extension
+    if ext is None or not ext.status.open:
+        return ""
+    days = ext.offer.hours // 24
+    asked = asked_cents(record)
+    fee = f" for {usd(dollars(asked))}" if asked else ""
+    return (
+        f"\n    ↳ extension {ext.number}: {days} d more to {when(ext.offer.end)}{fee}, "
+        f"{_EXTENSION_WORDS.get(ext.status, ext.status.value.replace('_', ' '))}"
     )
 
 
