@@ -128,23 +128,48 @@ def cents_per_hour(offering: Offering) -> int:
     return round(offering.hourly_usd * 100)
 
 
-def increments(search: Search) -> dict[str, int]:
-    """The counters one search adds to its shape's hash for its day: searches, searches
-    that found something, the asked lead, each lead seen (once per search), each price
-    seen (per offering, in cents per instance-hour) and each zone seen."""
+def horizon_bucket(lead: int) -> int:
+    """The shortest horizon (in weeks) holding a start `lead` days ahead; 9 beyond 8 weeks."""
+    return next((w for w in HORIZONS_WEEKS if lead < w * 7), 9)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What one search adds to its shape's hash for its day: counters to add (HINCRBY)
+    and lows to keep (the field takes the smaller value)."""
+
+    adds: dict[str, int]
+    lows: dict[str, int]
+
+
+def increments(search: Search) -> Counts:
+    """Searches and the searches that found something (per region), the horizon of the
+    start asked about, each price seen (per offering, in cents per instance-hour) and each
+    zone; kept low: the earliest lead seen, the only lead every figure needs (a day's
+    earliest start decides each horizon and the typical lead)."""
     r = search.region
-    out: Counter[str] = Counter(
-        {f"n|{r}": 1, f"a|{r}|{lead_days(search.asked_from, search.at)}": 1}
-    )
+    asked = horizon_bucket(lead_days(search.asked_from, search.at))
+    adds: Counter[str] = Counter({f"n|{r}": 1, f"a|{r}|{asked}": 1})
+    lows: dict[str, int] = {}
     if search.found:
-        out[f"f|{r}"] += 1
-    for lead in {lead_days(o.start, search.at) for o in search.found}:
-        out[f"l|{r}|{lead}"] += 1
+        adds[f"f|{r}"] += 1
+        lows[f"l|{r}"] = min(lead_days(o.start, search.at) for o in search.found)
     for offering in search.found:
-        out[f"p|{r}|{cents_per_hour(offering)}"] += 1
+        adds[f"p|{r}|{cents_per_hour(offering)}"] += 1
         if offering.zone:
-            out[f"z|{r}|{offering.zone}"] += 1
-    return dict(out)
+            adds[f"z|{r}|{offering.zone}"] += 1
+    return Counts(dict(adds), lows)
+
+
+def merged(counts: Sequence[Counts]) -> dict[str, int]:
+    """Several searches' counts as the hash holds them after all of them."""
+    out: Counter[str] = Counter()
+    lows: dict[str, int] = {}
+    for c in counts:
+        out.update(c.adds)
+        for name, value in c.lows.items():
+            lows[name] = min(value, lows.get(name, value))
+    return dict(out) | lows
 
 
 @dataclass
@@ -153,8 +178,8 @@ class RegionDay:
 
     searches: int = 0
     found: int = 0
-    asked: Counter[int] = field(default_factory=Counter)
-    seen: Counter[int] = field(default_factory=Counter)
+    asked: Counter[int] = field(default_factory=Counter)  # by horizon bucket (weeks)
+    earliest: int | None = None  # the earliest lead seen (days)
     prices: Counter[int] = field(default_factory=Counter)
     zones: Counter[str] = field(default_factory=Counter)
 
@@ -162,9 +187,17 @@ class RegionDay:
         self.searches += other.searches
         self.found += other.found
         self.asked.update(other.asked)
-        self.seen.update(other.seen)
+        if other.earliest is not None:
+            mine = self.earliest
+            self.earliest = other.earliest if mine is None else min(mine, other.earliest)
         self.prices.update(other.prices)
         self.zones.update(other.zones)
+
+    def seen_within(self, days: int) -> bool:
+        return self.earliest is not None and self.earliest < days
+
+    def asked_within(self, weeks: int) -> bool:
+        return any(bucket <= weeks for bucket in self.asked)
 
 
 def tally(fields: Mapping[str, str | int]) -> dict[str, RegionDay]:
@@ -181,10 +214,10 @@ def tally(fields: Mapping[str, str | int]) -> dict[str, RegionDay]:
             day.searches += value
         elif tag == "f":
             day.found += value
+        elif tag == "l":
+            day.earliest = value
         elif tag == "a" and len(parts) == 3:
             day.asked[int(parts[2])] += value
-        elif tag == "l" and len(parts) == 3:
-            day.seen[int(parts[2])] += value
         elif tag == "p" and len(parts) == 3:
             day.prices[int(parts[2])] += value
         elif tag == "z" and len(parts) == 3:
@@ -302,15 +335,16 @@ def _figures(
 ) -> Outlook:
     horizons = []
     for weeks in HORIZONS_WEEKS:
-        limit = weeks * 7
         horizons.append(
             Horizon(
                 weeks,
-                seen_days=sum(1 for d in per_day.values() if any(k < limit for k in d.seen)),
-                searched_days=sum(1 for d in per_day.values() if any(k < limit for k in d.asked)),
+                seen_days=sum(1 for d in per_day.values() if d.seen_within(weeks * 7)),
+                searched_days=sum(1 for d in per_day.values() if d.asked_within(weeks)),
             )
         )
-    earliest = tuple((day, min(d.seen)) for day, d in sorted(per_day.items()) if d.seen)
+    earliest = tuple(
+        (day, d.earliest) for day, d in sorted(per_day.items()) if d.earliest is not None
+    )
     zones: Counter[str] = Counter()
     for d in per_day.values():
         zones.update(d.zones)

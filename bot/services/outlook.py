@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,6 +72,10 @@ class OutlookService:
         self.keep_days = keep_days
         self.default_region = default_region
         self.regions = tuple(regions)
+        # The hints' figures, by (shapes, region, days): read once per HINT_FRESH, so a
+        # quote seldom waits on Redis for its outlook line.
+        self._recent: dict[tuple[object, ...], tuple[datetime, Outlook]] = {}
+        self._recent_lock = threading.Lock()
         self.jobs: JobQueue | None = None
         self.once: OnceOnly | None = None
         self.draw: Callable[[OutlookChart], bytes] | None = None
@@ -184,12 +189,34 @@ class OutlookService:
             log.exception("could not read the outlook for %s", request.instance_type)
             return None
 
+    def recent(self, request: CapacityRequest) -> Outlook | None:
+        """`for_request` over the hints' days, read again when HINT_FRESH has passed."""
+        days = min(HINT_DAYS, self.keep_days)
+        shapes = tuple(
+            shapes_for(
+                request.instance_type, request.count, request.duration_hours, request.environment
+            )
+        )
+        key = (shapes, request.region, days)
+        now = self.clock.now()
+        with self._recent_lock:
+            hit = self._recent.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        found = self.for_request(request, days)
+        if found is not None:
+            with self._recent_lock:
+                if len(self._recent) > RECENT_KEPT:
+                    self._recent.clear()
+                self._recent[key] = (now + HINT_FRESH, found)
+        return found
+
     def note_for(self, quote: Quote) -> str | None:
         """The outlook's one line for a quote where no block or plan fits, or whose start
         is closer than the median lead such offerings were seen at; None otherwise, or when too
         little was seen to say (the last HINT_DAYS days)."""
         request = quote.request
-        seen = self.for_request(request, min(HINT_DAYS, self.keep_days))
+        seen = self.recent(request)
         if seen is None:
             return None
         typical = seen.typical_lead()
@@ -201,7 +228,7 @@ class OutlookService:
     def chance_for(self, request: CapacityRequest, flex_hours: int = 0) -> str | None:
         """How likely a watch of `request` is to see a match, from the same figures (the
         last HINT_DAYS days); None when AWS sells no such block or plan."""
-        found = self.for_request(request, min(HINT_DAYS, self.keep_days))
+        found = self.recent(request)
         if found is None:
             return None
         ahead = request.start + timedelta(hours=flex_hours) - self.clock.now()
@@ -209,6 +236,8 @@ class OutlookService:
 
 
 HINT_DAYS = 30
+HINT_FRESH = timedelta(minutes=10)
+RECENT_KEPT = 1000
 _KIND_WORDS = {
     ReservationKind.CAPACITY_BLOCK: "blocks",
     ReservationKind.TRAINING_PLAN: "plans",

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, date, datetime, timedelta
 
 from bot.adapters.store import RedisStore
-from bot.domain.market import ReservationKind
+from bot.domain.market import Offering, Origin, PriceSource, ReservationKind
 from bot.domain.outlook import Search, Shape
 from tests.integration.test_watches import WATCH, hold_everything, later, watched
 from tests.slack_harness import REQUESTER, BotUnderTest
@@ -28,12 +28,35 @@ def test_searches_are_kept_per_shape_and_day_until_the_window_ends(
     redis_store.record_searches(searches, keep_days=30)
     (key,) = _outlook_keys(redis_store)
     assert key.endswith(":capacity-block:p5.48xlarge:8:72:2026-12-01")
-    assert redis_store.redis.hgetall(key) == {"n|us-east-1": "3", "a|us-east-1|0": "3"}
+    assert redis_store.redis.hgetall(key) == {"n|us-east-1": "3", "a|us-east-1|1": "3"}
+    found = [_offering(at, days) for days in (12, 9, 30)]
+    redis_store.record_searches(
+        [Search(SHAPE, "us-east-1", at, at, (o,)) for o in found], keep_days=30
+    )
+    fields = redis_store.redis.hgetall(key)
+    assert fields["l|us-east-1"] == "9"  # the earliest lead seen is kept, not summed
+    assert fields["f|us-east-1"] == "3" and fields["n|us-east-1"] == "6"
     expires = redis_store.redis.expiretime(key)
     assert expires == int(datetime(2026, 12, 31, tzinfo=UTC).timestamp())
     days = redis_store.outlook_days([SHAPE], date(2026, 11, 30), date(2026, 12, 2))
     assert list(days) == [date(2026, 12, 1)]
     assert redis_store.outlook_bytes(SHAPE, date(2026, 12, 1)) > 0
+
+
+def _offering(at: datetime, days: int) -> Offering:
+    start = at + timedelta(days=days)
+    return Offering(
+        kind=ReservationKind.CAPACITY_BLOCK,
+        offering_id=f"cb-{days}",
+        instance_type="p5.48xlarge",
+        count=8,
+        start=start,
+        end=start + timedelta(hours=72),
+        duration_hours=72,
+        upfront_usd=8 * 72 * 31.46,
+        zone="us-east-1a",
+        source=PriceSource(origin=Origin.SANDBOX, detail="test", as_of=at),
+    )
 
 
 def _outlook(bot: BotUnderTest, text: str) -> str:

@@ -18,9 +18,11 @@ from bot.domain.grammar import RequestSyntaxError
 from bot.domain.market import Offering, Origin, PriceSource, ReservationKind
 from bot.domain.outlook import (
     HONEST,
+    Counts,
     Search,
     Shape,
     increments,
+    merged,
     outlook,
 )
 from bot.domain.outlook_query import parse_outlook
@@ -102,11 +104,11 @@ def _searches(seed: int, days: int) -> list[Search]:
 
 
 def _counters(searches: list[Search]) -> dict[date, list[dict[str, int]]]:
-    """As Redis holds them: one hash per day, each search's increments added."""
-    days: dict[date, Counter[str]] = defaultdict(Counter)
+    """As Redis holds them: one hash per day, each search's counts added to it."""
+    days: dict[date, list[Counts]] = defaultdict(list)
     for s in searches:
-        days[s.at.date()].update(increments(s))
-    return {d: [dict(c)] for d, c in days.items()}
+        days[s.at.date()].append(increments(s))
+    return {d: [merged(c)] for d, c in days.items()}
 
 
 def _expected(searches: list[Search], region: str, first: date, last: date) -> dict[str, object]:
