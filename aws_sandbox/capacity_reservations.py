@@ -19,7 +19,12 @@ from typing import Any
 
 from aws_sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
 from aws_sandbox.filters import ec2_filter
-from aws_sandbox.future_reservations import check_future_dated, future_fields, future_state
+from aws_sandbox.future_reservations import (
+    check_future_dated,
+    future_fields,
+    future_state,
+    refuse_cancel_in_commitment,
+)
 from aws_sandbox.instances import instances_in
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.store import MarketStore, Record
@@ -122,11 +127,15 @@ class CapacityReservations:
 
     def cancel(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         reservation_id = str(params.get("CapacityReservationId", ""))
-        if not any(r["capacity_reservation_id"] == reservation_id for r in self.in_region(region)):
+        found = [
+            r for r in self.in_region(region) if r["capacity_reservation_id"] == reservation_id
+        ]
+        if not found:
             raise SandboxError(
                 "InvalidCapacityReservationId.NotFound",
                 f"The capacity reservation ID '{reservation_id}' does not exist",
             )
+        refuse_cancel_in_commitment(found[0], self._m.clock.now())
         if params.get("DryRun"):
             raise ec2_dry_run()
         # Cancelling again, or an expired one, changes nothing (the first moment is kept).

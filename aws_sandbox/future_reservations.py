@@ -102,3 +102,18 @@ def future_fields(record: Mapping[str, Any]) -> dict[str, Any]:
             "CommitmentEndDate": start + commitment,
         },
     }
+
+
+def refuse_cancel_in_commitment(record: Mapping[str, Any], now: datetime) -> None:
+    """CapacityReservationCommitmentInfo: "You can't decrease the instance count or cancel
+    the Capacity Reservation before this date and time" (the error code is not given in
+    the pages checked; the sandbox answers InvalidCapacityReservationState)."""
+    if "start" not in record or record.get("declined"):
+        return
+    ends = datetime.fromisoformat(record["start"]) + timedelta(seconds=int(record["commitment"]))
+    if now < ends:
+        raise SandboxError(
+            "InvalidCapacityReservationState",
+            f"The Capacity Reservation is committed until {ends.isoformat()} and cannot be "
+            "cancelled before then.",
+        )

@@ -94,3 +94,9 @@ def future_dated_refusal(
             f"{MIN_VCPUS}"
         )
     return None
+
+
+COMMITTED = (
+    "it was reserved ahead with a commitment for its whole window, and AWS does not let a "
+    "future-dated Capacity Reservation be cancelled before its commitment ends"
+)

@@ -107,3 +107,13 @@ def test_at_least_32_vcpus_and_both_future_parameters(ec2: Any) -> None:
             DeliveryPreference="incremental",
         )
     assert code(exc) == "MissingParameter"
+
+
+def test_not_cancelled_before_its_commitment_ends(ec2: Any, clock: ManualClock) -> None:
+    made = ask(ec2)["CapacityReservationId"]
+    clock.set(NOW + 31 * DAY)
+    with pytest.raises(ClientError) as exc:
+        ec2.cancel_capacity_reservation(CapacityReservationId=made)
+    assert code(exc) == "InvalidCapacityReservationState"
+    clock.set(NOW + 33 * DAY)
+    assert ec2.cancel_capacity_reservation(CapacityReservationId=made)["Return"] is True
