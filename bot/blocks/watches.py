@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.blocks.elements import Block, actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.quote import quote_blocks, request_title
-from bot.blocks.text import esc, usd, when
+from bot.blocks.text import esc, usd, user, when
 from bot.blocks.values import WatchRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.audit import AuditEntry
@@ -14,7 +14,7 @@ from bot.domain.grammar import render_duration
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
 from bot.domain.records import CapacityRecord
-from bot.domain.watch import Watch, WatchState
+from bot.domain.watch import Watch, WatchState, stopper
 
 MOST_LISTED = 40
 
@@ -77,8 +77,15 @@ def match_blocks(
     return blocks
 
 
+def ended_words(watch: Watch) -> str:
+    """Why the watch ended, for mrkdwn: who stopped it as a mention."""
+    note = watch.ended_note or "it ended"
+    who = stopper(note)
+    return f"stopped by {user(who)}" if who else esc(note)
+
+
 def ended_text(watch: Watch) -> str:
-    why = esc(watch.ended_note or "it ended")
+    why = ended_words(watch)
     if watch.sent:
         n = len(watch.sent)
         return f"Watch {watch.id} has ended ({why}); it sent {n} match{'es' if n != 1 else ''}."
@@ -97,7 +104,10 @@ def watch_line(watch: Watch, everyone: bool) -> str:
     who = f" · <@{watch.watcher}>" if everyone else ""
     sent = len(watch.sent)
     found = f" · {sent} match{'es' if sent != 1 else ''} sent" if sent else ""
-    return f"*{watch.id}* · {watch.state.value}{who}{found}\n{watch_summary(watch)}"
+    state = watch.state.value
+    if watch.state is not WatchState.WATCHING and watch.ended_note:
+        state = ended_words(watch)
+    return f"*{watch.id}* · {state}{who}{found}\n{watch_summary(watch)}"
 
 
 def stop_button(watch: Watch) -> Block:
@@ -139,7 +149,7 @@ def watch_status_blocks(watch: Watch, history: list[AuditEntry]) -> list[Block]:
         detail = entry.detail if len(entry.detail) <= 80 else entry.detail[:60] + "…"
         blocks.append(context(f"{when(entry.at)} · {esc(entry.action)} · {esc(detail)}"))
     if watch.ended_note:
-        blocks.append(context(f"Ended: {esc(watch.ended_note)}"))
+        blocks.append(context(f"Ended: {ended_words(watch)}"))
     if watch.state is WatchState.WATCHING:
         blocks.append(actions(f"watch:{watch.id}", stop_button(watch)))
     return blocks

@@ -29,6 +29,7 @@ from bot.domain.records import CapacityRecord
 from bot.domain.request import Environment
 from bot.domain.watch import (
     BETTER_BY,
+    STOPPED_BY_WATCHER,
     Seen,
     Sent,
     Watch,
@@ -182,6 +183,8 @@ class WatchRounds:
             self.end(watch, "its date came")
         elif watch.state is WatchState.ENDED:
             self._tell_end(watch)  # the first run ended it and may not have told
+        elif watch.state is WatchState.STOPPED and watch.ended_note != STOPPED_BY_WATCHER:
+            self._tell_end(watch)  # stopped by an approver: the watcher hears who
 
     def end(self, watch: Watch, note: str) -> None:
         self.watches.set_state(watch.id, WatchState.ENDED, note, self.service.keys(watch))

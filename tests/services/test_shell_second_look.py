@@ -78,3 +78,19 @@ def test_status_folds_the_samples_and_pages_the_rest_of_the_history() -> None:
     assert earlier, second  # the hidden lines, not shown on the first page
     wrong = out.split("you> /gpu status R1 history x\n")[1]
     assert "`/gpu status R12 history 2`" in wrong
+
+
+def test_a_watch_stopped_by_an_approver_tells_its_watcher_who() -> None:
+    day = (datetime.now(UTC) + timedelta(days=14)).date()
+    script = [
+        f"/gpu watch 2x p5.48xlarge 3d from {day} max=1/h",
+        "as alice",
+        "/gpu unwatch W1",
+        "as you",
+        "/gpu watches",
+    ]
+    out = run_shell_here("\n".join(script) + "\n")
+    told = [s for s in out.split("── ") if s.startswith("DM to @you")]
+    assert told and "Watch W1 has ended (stopped by @alice)" in told[-1], out
+    listed = out.split("you> /gpu watches")[-1]
+    assert "*W1* · stopped by @alice" in listed or "W1 · stopped by @alice" in listed, listed
