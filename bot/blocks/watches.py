@@ -3,6 +3,8 @@ and Submit for approval), the end, the list with Stop buttons."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.blocks.elements import Block, actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.quote import quote_blocks, request_title
@@ -55,9 +57,11 @@ def match_blocks(
     offering: Offering,
     limits: SpendingPolicy,
     problem: str | None,
+    withdrawn: Sequence[str] = (),
 ) -> list[Block]:
     """The match: what was found, the comparison for it, and Submit for approval (or,
-    with auto=submit, that it was submitted)."""
+    with auto=submit, that it was submitted); `withdrawn`: the earlier matches' requests
+    this better one replaced."""
     zone = f" in {esc(offering.zone)}" if offering.zone else ""
     head = (
         f":dart: *Watch {watch.id} found it:* {offering.kind.value} {offering.count}x "
@@ -66,6 +70,14 @@ def match_blocks(
         f"instance-hour). The fee is checked again when it is bought."
     )
     blocks: list[Block] = [section(head)]
+    if withdrawn:
+        earlier = ", ".join(withdrawn)
+        blocks.append(
+            section(
+                f":arrows_counterclockwise: Withdrew {earlier}, the earlier match: this one "
+                "is better."
+            )
+        )
     if record.quote is None:
         return blocks
     waiting = record.state is State.QUOTED
@@ -132,8 +144,14 @@ def watches_blocks(watches: list[Watch], everyone: bool) -> list[Block]:
     return blocks
 
 
-def watch_status_blocks(watch: Watch, history: list[AuditEntry]) -> list[Block]:
+def watch_status_blocks(
+    watch: Watch, history: list[AuditEntry], matches: Sequence[CapacityRecord] = ()
+) -> list[Block]:
+    """The watch, what it saw, the requests its matches made and its history."""
     blocks: list[Block] = [section(watch_line(watch, everyone=False))]
+    if matches:
+        made = " · ".join(f"*{r.id}* {r.state.label}" for r in matches)
+        blocks.append(section(f"Matches, as the requests they made: {made}"))
     if watch.best_seen is None and watch.state is WatchState.WATCHING:
         blocks.append(context("Nothing offered for it yet: it keeps looking."))
     if watch.best_seen is not None:

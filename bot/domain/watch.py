@@ -313,3 +313,8 @@ def stopper(note: str) -> str | None:
     """Who stopped a watch, from its note, when it was not its watcher."""
     found = _STOPPED_BY.fullmatch(note)
     return found.group(1) if found else None
+
+
+def match_key(watch_id: str, offering_id: str) -> str:
+    """The key of the request a match made (one per watch and offering)."""
+    return f"watch:{watch_id}:{offering_id}"
