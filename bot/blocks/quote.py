@@ -121,7 +121,13 @@ def quote_blocks(
             ],
         }
     )
-    if request_id and rec.kind is not None:
+    if request_id and rec.kind is None:
+        # Nothing to submit: Dismiss takes it out of the person's open requests.
+        dismiss = button("Dismiss", ActionId.CANCEL, RequestRef(request_id))
+        blocks.append(
+            {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": [dismiss]}
+        )
+    elif request_id:
         refused = over_the_limit(quote, limits) if limits else None
         buttons = [button("Cancel", ActionId.CANCEL, RequestRef(request_id))]
         if refused:

@@ -94,3 +94,14 @@ def test_a_watch_stopped_by_an_approver_tells_its_watcher_who() -> None:
     assert told and "Watch W1 has ended (stopped by @alice)" in told[-1], out
     listed = out.split("you> /gpu watches")[-1]
     assert "*W1* · stopped by @alice" in listed or "W1 · stopped by @alice" in listed, listed
+
+
+def test_submitting_what_i_already_submitted_warns_first() -> None:
+    day = (datetime.now(UTC) + timedelta(days=14)).date()
+    reserve = f'/gpu reserve 2x p5.48xlarge 3d from {day} ec2 reason="load test"'
+    script = [reserve, "press 1", "", "", reserve, "press 1", ".", "/gpu list"]
+    out = run_shell_here("\n".join(script) + "\n")
+    first, second = out.split("modal opened for you: Submit for approval")[1:3]
+    assert "already asked" not in first
+    assert "You already asked for this type over an overlapping window: *R1* (pending" in second
+    assert "Submit only if you need both." in second
