@@ -121,7 +121,22 @@ def quote_blocks(
             ],
         }
     )
-    if request_id and rec.kind is not None:
+    if request_id:
+        blocks += _quote_buttons(quote, request_id, limits)
+    return blocks
+
+
+def _quote_buttons(quote: Quote, request_id: str, limits: SpendingPolicy | None) -> list[Block]:
+    """Submit and Cancel; Dismiss alone when nothing fits (or why it cannot be submitted)."""
+    rec = quote.recommendation
+    blocks: list[Block] = []
+    if rec.kind is None:
+        # Nothing to submit: Dismiss takes it out of the person's open requests.
+        dismiss = button("Dismiss", ActionId.CANCEL, RequestRef(request_id))
+        blocks.append(
+            {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": [dismiss]}
+        )
+    else:
         refused = over_the_limit(quote, limits) if limits else None
         buttons = [button("Cancel", ActionId.CANCEL, RequestRef(request_id))]
         if refused:
