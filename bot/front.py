@@ -299,19 +299,27 @@ def unavailable(content_type: str, body: bytes) -> WsgiResult:
     if content_type.startswith("application/json"):
         return "200 OK", _json(), b""
     fields = {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
-    if "command" in fields:
-        reply = {"response_type": "ephemeral", "text": UNAVAILABLE}
-        return "200 OK", _json(), json.dumps(reply).encode()
-    payload = json.loads(fields.get("payload") or "{}")
+    payload: dict[str, Any] = (
+        fields if "command" in fields else json.loads(fields.get("payload") or "{}")
+    )
+    reply = unavailable_reply(payload)
+    return "200 OK", _json(), json.dumps(reply).encode() if reply else b""
+
+
+def unavailable_reply(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ack's payload saying the request could not be taken, for a slash command's
+    fields or an interaction's payload (HTTP and Socket Mode alike); None for an empty
+    ack (a click is told on its response_url, on a thread of its own)."""
+    if "command" in payload:
+        return {"response_type": "ephemeral", "text": UNAVAILABLE}
     if payload.get("type") == "view_submission":
         blocks = list(payload.get("view", {}).get("state", {}).get("values", {}))
         if blocks:
-            errors = {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
-            return "200 OK", _json(), json.dumps(errors).encode()
+            return {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
     url = payload.get("response_url")
     if isinstance(url, str) and url:
         threading.Thread(target=_tell, args=(url,), name="tell-unavailable", daemon=True).start()
-    return "200 OK", _json(), b""
+    return None
 
 
 def _tell(response_url: str) -> None:
