@@ -2,8 +2,10 @@
 
     Routes            /healthz, /metrics, /slack/events; 404 elsewhere
     SlackRequests     POST only; the body's size (413), signature (401) and shape (400)
-                      checked before Bolt; commands answered wholly in their ack go
-                      straight to Bolt, everything else through the next layers
+                      checked before Bolt; Slack's unsigned ssl_check and its signed
+                      app_rate_limited notice answered 200 here; commands answered
+                      wholly in their ack go straight to Bolt, everything else through
+                      the next layers
     WithinDeadline    Bolt on a pool thread, answered as unavailable after ACK_DEADLINE
                       (a hung Redis); the work a listener hands off starts once the
                       answer is written
@@ -34,6 +36,8 @@ from bot.adapters.slack.inbound import (
     REPLAY_WINDOW_SECONDS,
     Refusal,
     check_signature,
+    is_rate_limited_notice,
+    is_ssl_check,
     read_payload,
 )
 from bot.after_ack import AfterAck, Task
@@ -175,6 +179,11 @@ class SlackRequests:
         if environ.get("REQUEST_METHOD") != "POST":
             return answer(start_response, 405, {"error": "POST only"})
         body, refused = _read_body(environ)
+        content_type = str(environ.get("CONTENT_TYPE", ""))
+        if refused is None and is_ssl_check(content_type, body):
+            # Unsigned by Slack, and nothing to act on: answered here, before the signature.
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b""]
         command = None
         if refused is None and self._secret is not None:
             refused = check_signature(
@@ -184,8 +193,11 @@ class SlackRequests:
                 body,
                 time.time(),
             )
+            if refused is None and is_rate_limited_notice(content_type, body):
+                log.warning("Slack is dropping events: the app is over the Events API rate limit")
+                return answer(start_response, 200, {"ok": True})
             if refused is None:
-                refused, command = read_payload(str(environ.get("CONTENT_TYPE", "")), body)
+                refused, command = read_payload(content_type, body)
         if refused is not None:
             path = environ.get("PATH_INFO")
             log.warning("refused a request on %s: %s %s", path, refused.status, refused.reason)
