@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.blocks.elements import button, confirmed, context, section
 from bot.blocks.ids import ActionId
+from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
 from bot.blocks.values import RequestRef, WatchAskRef
 from bot.domain.approval import SpendingPolicy
@@ -108,6 +109,8 @@ def quote_blocks(
     blocks.append({"type": "divider"})
     for option in quote.options:
         blocks.append(section(option_line(option, option.kind is rec.kind, limits)))
+    if quote.budget is not None and quote.recommendation.kind is not None:
+        blocks.append(context(budget_line(quote.budget)))
     blocks += outlook_note_blocks(quote)
     blocks.append(
         {

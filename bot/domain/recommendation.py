@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.budgets import BudgetCheck
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
 from bot.domain.future_reservation import AHEAD, AT_WINDOW
@@ -60,6 +61,9 @@ class Quote(BaseModel):
     # One line from the capacity outlook, when no block or plan fits or the start is closer
     # than such offerings were usually seen (bot/services/outlook.py `note_for`).
     outlook_note: str | None = None
+    # The team's month with the recommended option's most, as the ledger kept it when
+    # quoted (None: no budget): seen before Submit, as approvers see it after.
+    budget: BudgetCheck | None = None
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)

@@ -105,3 +105,16 @@ def test_submitting_what_i_already_submitted_warns_first() -> None:
     assert "already asked" not in first
     assert "You already asked for this type over an overlapping window: *R1* (pending" in second
     assert "Submit only if you need both." in second
+
+
+def test_the_quote_shows_my_teams_budget_before_submit() -> None:
+    day = (datetime.now(UTC) + timedelta(days=14)).date()
+    out = run_shell_here(
+        f'/gpu reserve 2x p5.48xlarge 3d from {day} ec2 reason="load test"\n',
+        GPU_BOT_BUDGETS="ml-research=5000",
+        GPU_BOT_TEAMS="ml-research=C0GENERAL",
+    )
+    quote = section(out, "ephemeral to you · message 1, updated in place")
+    month = f"{day:%Y-%m}"
+    assert f"ml-research: $0 of $5,000 held or paid in {month}; this request takes it to" in quote
+    assert "[1] Submit for approval" in quote
