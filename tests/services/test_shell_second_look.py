@@ -118,3 +118,12 @@ def test_the_quote_shows_my_teams_budget_before_submit() -> None:
     month = f"{day:%Y-%m}"
     assert f"ml-research: $0 of $5,000 held or paid in {month}; this request takes it to" in quote
     assert "[1] Submit for approval" in quote
+
+
+def test_a_request_a_year_ahead_says_what_can_be_bought_and_when_to_watch() -> None:
+    day = (datetime.now(UTC) + timedelta(days=365)).date()
+    out = run_shell_here(f'/gpu reserve 2x p5.48xlarge 3d from {day} ec2 reason="launch"\n')
+    quote = section(out, "ephemeral to you · message 1, updated in place")
+    earliest = (datetime(day.year, day.month, day.day, tzinfo=UTC) - timedelta(weeks=8)).date()
+    assert ":warning: it starts more than 8 weeks from now" in quote
+    assert f"before {earliest}" in quote and f"From {earliest}, `/gpu watch`" in quote
