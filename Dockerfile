@@ -4,7 +4,8 @@ FROM python:3.11-slim AS base
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    MPLCONFIGDIR=/tmp/matplotlib
 
 WORKDIR /app
 
@@ -20,14 +21,17 @@ COPY README.md ./
 COPY bot ./bot
 COPY handlers ./handlers
 COPY aws_sandbox ./aws_sandbox
-RUN pip install --no-deps . && rm -rf build *.egg-info
+RUN pip install --no-deps . && rm -rf build ./*.egg-info
 
-RUN useradd --create-home --uid 10001 gpubot
-USER gpubot
+RUN useradd --create-home --uid 10001 --user-group gpubot
+# Numeric: Kubernetes checks runAsNonRoot against a user id, not a name.
+USER 10001:10001
 
 EXPOSE 3000
-# serve answers /healthz on its port in both HTTP and Socket Mode.
+# serve and worker answer /healthz on their --port, in HTTP and Socket Mode alike: a
+# container started with another port (the worker's 8081) sets GPU_BOT_HEALTH_PORT to it.
+# Kubernetes ignores this and probes each role's own port (deploy/kubernetes/).
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
-    CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:3000/healthz', timeout=2).status == 200 else 1)"
+    CMD ["python", "-c", "import os,urllib.request,sys; port=os.environ.get('GPU_BOT_HEALTH_PORT','3000'); sys.exit(0 if urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=2).status == 200 else 1)"]
 
 CMD ["gpu-bot", "serve", "--port", "3000"]
