@@ -82,3 +82,25 @@ def test_the_manifest_asks_for_exactly_the_scopes_the_code_needs() -> None:
     requested = set(manifest()["oauth_config"]["scopes"]["bot"])  # type: ignore[index]
     assert sorted(needed - requested) == [], "needed and not requested"
     assert sorted(requested - needed) == [], "requested and used by no call"
+
+
+HTTP_MANIFEST = ROOT / "deploy" / "slack-manifest-http.yml"
+
+
+def test_the_http_manifest_is_the_socket_mode_one_with_request_urls() -> None:
+    """manifest.yml is Socket Mode; deploy/kubernetes/ runs HTTP mode (no app token, a
+    Service on the serve pods), and deploy/slack-manifest-http.yml is its manifest."""
+    http = yaml.safe_load(HTTP_MANIFEST.read_text())
+    jsonschema.validate(http, json.loads(SCHEMA.read_text()))
+    assert http["settings"]["socket_mode_enabled"] is False
+    (command,) = http["features"]["slash_commands"]
+    urls = [
+        command.pop("url"),
+        http["settings"]["interactivity"].pop("request_url"),
+        http["settings"]["event_subscriptions"].pop("request_url"),
+    ]
+    assert all(url.startswith("https://") and url.endswith("/slack/events") for url in urls)
+    http["settings"]["socket_mode_enabled"] = True
+    assert http == manifest()  # the same app otherwise: commands, scopes, events
+    secret = (ROOT / "deploy" / "kubernetes" / "secret.example.yaml").read_text()
+    assert "SLACK_APP_TOKEN" not in yaml.safe_load(secret)["stringData"]
