@@ -1,4 +1,7 @@
 # syntax=docker/dockerfile:1
+# To pin the base image, put its digest after the tag, as
+# `docker buildx imagetools inspect python:3.11-slim` prints it (the "Digest:" line):
+# FROM python:3.11-slim@sha256:<digest>. Update it the same way when Python releases.
 FROM python:3.11-slim AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -9,13 +12,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies in their own layer: it is rebuilt only when pyproject.toml changes. What
+# Dependencies in their own layer: it is rebuilt only when the lock changes. What
 # `gpu-bot serve` runs: the dependencies and the charts extra (its in-process worker draws
 # the approval card's chart); not the memory extra (it serves on redis://) nor dev.
+# requirements.lock pins each of them, and what they need, by version and hash.
+COPY requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements.lock
+
 COPY pyproject.toml ./
-RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml','rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['charts']))" > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt \
-    && rm /tmp/requirements.txt
 
 COPY README.md ./
 COPY bot ./bot

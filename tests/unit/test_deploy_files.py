@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from bot.cli import build_parser
 from bot.config import Settings
@@ -44,14 +46,16 @@ def test_kubernetes_manifests_use_real_commands_and_settings() -> None:
 
 def test_dockerfile_runs_as_non_root_with_a_health_check() -> None:
     lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
-    assert lines[1].startswith("FROM python:3.11-slim")
+    assert next(line for line in lines if line.startswith("FROM ")).startswith(
+        "FROM python:3.11-slim"
+    )
     user = next(line for line in lines if line.startswith("USER "))
     # Numeric: with runAsNonRoot, Kubernetes refuses a user it cannot see is not root.
     assert user.split()[1].split(":")[0].isdigit() and user != "USER 0", user
     assert any(line.startswith("HEALTHCHECK") for line in lines)
     assert lines[-1] == 'CMD ["gpu-bot", "serve", "--port", "3000"]'
     # Dependencies are installed before the source is copied, in their own layer.
-    deps = next(i for i, line in enumerate(lines) if "pip install -r" in line)
+    deps = next(i for i, line in enumerate(lines) if "-r requirements.lock" in line)
     source = next(i for i, line in enumerate(lines) if line.startswith("COPY bot"))
     assert deps < source
 
@@ -63,10 +67,41 @@ def test_the_image_installs_what_serve_runs_and_carries_every_package() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     packages = {"bot", "handlers", "aws_sandbox"}
     assert all(f"COPY {p} ./{p}" in text for p in packages)
-    # The charts extra (serve's worker draws the card's chart), not memory:// nor dev.
-    assert "['optional-dependencies']['charts']" in text
+    assert "pip install --require-hashes --no-deps -r requirements.lock" in text
     assert "matplotlib" not in " ".join(project["dependencies"])
     assert "fakeredis" not in " ".join(project["dependencies"])
+
+
+def locked() -> dict[str, tuple[str, list[str]]]:
+    """requirements.lock: name -> (pinned version, hashes)."""
+    pins: dict[str, tuple[str, list[str]]] = {}
+    text = (ROOT / "requirements.lock").read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        requirement, *options = line.split()
+        name, _, version = requirement.partition("==")
+        hashes = [o.removeprefix("--hash=") for o in options if o.startswith("--hash=")]
+        pins[canonicalize_name(name)] = (version, hashes)
+    return pins
+
+
+def test_the_lock_pins_with_hashes_what_serve_runs_within_pyproject_bounds() -> None:
+    """The image installs requirements.lock (the README says how to renew it): every
+    dependency and the charts extra, at a version pyproject.toml allows, with hashes;
+    not the memory extra nor dev."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = locked()
+    assert all(version and hashes for version, hashes in pins.values())
+    for line in project["dependencies"] + project["optional-dependencies"]["charts"]:
+        wanted = Requirement(line)
+        name = canonicalize_name(wanted.name)
+        assert name in pins, f"{name} is not in requirements.lock: renew it"
+        assert wanted.specifier.contains(pins[name][0]), f"{name} {pins[name][0]} vs {wanted}"
+    assert "fakeredis" not in pins and "pytest" not in pins
 
 
 def _deployments() -> dict[str, dict[str, Any]]:
