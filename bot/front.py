@@ -2,8 +2,10 @@
 
     Routes            /healthz, /metrics, /slack/events; 404 elsewhere
     SlackRequests     POST only; the body's size (413), signature (401) and shape (400)
-                      checked before Bolt; commands answered wholly in their ack go
-                      straight to Bolt, everything else through the next layers
+                      checked before Bolt; Slack's unsigned ssl_check and its signed
+                      app_rate_limited notice answered 200 here; commands answered
+                      wholly in their ack go straight to Bolt, everything else through
+                      the next layers
     WithinDeadline    Bolt on a pool thread, answered as unavailable after ACK_DEADLINE
                       (a hung Redis); the work a listener hands off starts once the
                       answer is written
@@ -34,6 +36,8 @@ from bot.adapters.slack.inbound import (
     REPLAY_WINDOW_SECONDS,
     Refusal,
     check_signature,
+    is_rate_limited_notice,
+    is_ssl_check,
     read_payload,
 )
 from bot.after_ack import AfterAck, Task
@@ -175,6 +179,11 @@ class SlackRequests:
         if environ.get("REQUEST_METHOD") != "POST":
             return answer(start_response, 405, {"error": "POST only"})
         body, refused = _read_body(environ)
+        content_type = str(environ.get("CONTENT_TYPE", ""))
+        if refused is None and is_ssl_check(content_type, body):
+            # Unsigned by Slack, and nothing to act on: answered here, before the signature.
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b""]
         command = None
         if refused is None and self._secret is not None:
             refused = check_signature(
@@ -184,8 +193,11 @@ class SlackRequests:
                 body,
                 time.time(),
             )
+            if refused is None and is_rate_limited_notice(content_type, body):
+                log.warning("Slack is dropping events: the app is over the Events API rate limit")
+                return answer(start_response, 200, {"ok": True})
             if refused is None:
-                refused, command = read_payload(str(environ.get("CONTENT_TYPE", "")), body)
+                refused, command = read_payload(content_type, body)
         if refused is not None:
             path = environ.get("PATH_INFO")
             log.warning("refused a request on %s: %s %s", path, refused.status, refused.reason)
@@ -287,19 +299,27 @@ def unavailable(content_type: str, body: bytes) -> WsgiResult:
     if content_type.startswith("application/json"):
         return "200 OK", _json(), b""
     fields = {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
-    if "command" in fields:
-        reply = {"response_type": "ephemeral", "text": UNAVAILABLE}
-        return "200 OK", _json(), json.dumps(reply).encode()
-    payload = json.loads(fields.get("payload") or "{}")
+    payload: dict[str, Any] = (
+        fields if "command" in fields else json.loads(fields.get("payload") or "{}")
+    )
+    reply = unavailable_reply(payload)
+    return "200 OK", _json(), json.dumps(reply).encode() if reply else b""
+
+
+def unavailable_reply(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ack's payload saying the request could not be taken, for a slash command's
+    fields or an interaction's payload (HTTP and Socket Mode alike); None for an empty
+    ack (a click is told on its response_url, on a thread of its own)."""
+    if "command" in payload:
+        return {"response_type": "ephemeral", "text": UNAVAILABLE}
     if payload.get("type") == "view_submission":
         blocks = list(payload.get("view", {}).get("state", {}).get("values", {}))
         if blocks:
-            errors = {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
-            return "200 OK", _json(), json.dumps(errors).encode()
+            return {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
     url = payload.get("response_url")
     if isinstance(url, str) and url:
         threading.Thread(target=_tell, args=(url,), name="tell-unavailable", daemon=True).start()
-    return "200 OK", _json(), b""
+    return None
 
 
 def _tell(response_url: str) -> None:

@@ -281,7 +281,25 @@ def _mig_plan(services: Services, instance_type: str, models: list[str]) -> dict
     return {"text": verdict, "blocks": mig_plan_blocks(plan)}
 
 
-def _status(talk: Conversation, services: Services, request_id: str) -> None:
+STATUS_HISTORY_USAGE = "`/gpu status R12 history 2` (the next page of its history)"
+
+
+def _status(talk: Conversation, services: Services, asked: str) -> None:
+    request_id, _, more = asked.partition(" ")
+    page = 1
+    if more.strip():
+        words = more.split()
+        if (
+            len(words) != 2
+            or words[0].lower() != "history"
+            or not words[1].isdigit()
+            or not 0 < int(words[1]) < 10_000
+        ):
+            talk.show(
+                f"One request at a time, and then only a history page: {STATUS_HISTORY_USAGE}."
+            )
+            return
+        page = int(words[1])
     if is_deployment_id(request_id):
         show_deployment(talk, services, request_id)
         return
@@ -301,7 +319,7 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
     if not sees_in_full(record.requester, talk.actor, everyone):
         talk.show(f"Request {record.id}: {record.state.label}", status_summary_blocks(record))
         return
-    blocks = status_blocks(record, services.queries.history(record.id))
+    blocks = status_blocks(record, services.queries.history(record.id), page)
     deployments = services.deploys.of_request(record.id)
     if deployments:
         blocks.append(deployments_block(deployments))

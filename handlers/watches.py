@@ -10,7 +10,7 @@ from bot.blocks.text import esc
 from bot.blocks.values import WatchAskRef, WatchRef
 from bot.blocks.watches import watch_status_blocks, watches_blocks, watching_text
 from bot.domain.grammar import RequestSyntaxError
-from bot.domain.watch import Watch
+from bot.domain.watch import Watch, match_key
 from bot.services.container import Services
 from bot.services.watching import WatchError
 from handlers.conversation import Conversation, after_ack, conversation
@@ -100,7 +100,11 @@ def show_watch(talk: Conversation, services: Services, raw_id: str) -> None:
         talk.refuse(str(exc))
         return
     history = services.watches.history(watch.id)
-    talk.show(f"Watch {watch.id}: {watch.state.value}", watch_status_blocks(watch, history))
+    # The request each match made (one per watch and offering, see watch_rounds).
+    made = (services.store.id_for(match_key(watch.id, s.offering_id)) for s in watch.sent)
+    matches = [r for r in map(services.queries.get, made) if r is not None]
+    blocks = watch_status_blocks(watch, history, matches)
+    talk.show(f"Watch {watch.id}: {watch.state.value}", blocks)
 
 
 def stop_from_button(talk: Conversation, services: Services, client: WebClient) -> None:

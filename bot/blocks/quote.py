@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.blocks.elements import button, confirmed, context, section
 from bot.blocks.ids import ActionId
+from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
 from bot.blocks.values import RequestRef, WatchAskRef
 from bot.domain.approval import SpendingPolicy
@@ -108,6 +109,8 @@ def quote_blocks(
     blocks.append({"type": "divider"})
     for option in quote.options:
         blocks.append(section(option_line(option, option.kind is rec.kind, limits)))
+    if quote.budget is not None and quote.recommendation.kind is not None:
+        blocks.append(context(budget_line(quote.budget)))
     blocks += outlook_note_blocks(quote)
     blocks.append(
         {
@@ -121,7 +124,22 @@ def quote_blocks(
             ],
         }
     )
-    if request_id and rec.kind is not None:
+    if request_id:
+        blocks += _quote_buttons(quote, request_id, limits)
+    return blocks
+
+
+def _quote_buttons(quote: Quote, request_id: str, limits: SpendingPolicy | None) -> list[Block]:
+    """Submit and Cancel; Dismiss alone when nothing fits (or why it cannot be submitted)."""
+    rec = quote.recommendation
+    blocks: list[Block] = []
+    if rec.kind is None:
+        # Nothing to submit: Dismiss takes it out of the person's open requests.
+        dismiss = button("Dismiss", ActionId.CANCEL, RequestRef(request_id))
+        blocks.append(
+            {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": [dismiss]}
+        )
+    else:
         refused = over_the_limit(quote, limits) if limits else None
         buttons = [button("Cancel", ActionId.CANCEL, RequestRef(request_id))]
         if refused:

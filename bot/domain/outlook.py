@@ -205,9 +205,11 @@ def tally(fields: Mapping[str, str | int]) -> dict[str, RegionDay]:
     out: dict[str, RegionDay] = {}
     for name, raw in fields.items():
         parts = name.split("|")
-        day = out.setdefault(parts[1], RegionDay()) if len(parts) > 1 else None
-        if day is None:
+        if len(parts) < 2:
             continue
+        day = out.get(parts[1])
+        if day is None:
+            day = out[parts[1]] = RegionDay()
         value = int(raw)
         tag = parts[0]
         if tag == "n":

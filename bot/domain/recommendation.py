@@ -14,11 +14,13 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.budgets import BudgetCheck
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
 from bot.domain.future_reservation import AHEAD, AT_WINDOW
 from bot.domain.learning import LearnedUtil
 from bot.domain.market import MarketSnapshot
+from bot.domain.offering_rules import CB_MAX_AHEAD, capacity_block_start_too_far
 from bot.domain.request import CapacityRequest, Workload
 from bot.domain.words import percent
 
@@ -60,6 +62,9 @@ class Quote(BaseModel):
     # One line from the capacity outlook, when no block or plan fits or the start is closer
     # than such offerings were usually seen (bot/services/outlook.py `note_for`).
     outlook_note: str | None = None
+    # The team's month with the recommended option's most, as the ledger kept it when
+    # quoted (None: no budget): seen before Submit, as approvers see it after.
+    budget: BudgetCheck | None = None
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)
@@ -295,6 +300,9 @@ def _cost_line(first: Option, second: Option | None, request: CapacityRequest) -
 
 
 def _timing_warnings(request: CapacityRequest, now: datetime) -> list[str]:
+    far = _far_ahead(request, now)
+    if far is not None:
+        return [far]
     if request.workload not in TIME_CRITICAL:
         return []
     lead = request.start - now
@@ -306,6 +314,20 @@ def _timing_warnings(request: CapacityRequest, now: datetime) -> list[str]:
         "advises planning production launches and large events at least 3 weeks ahead, "
         "with your account team"
     ]
+
+
+def _far_ahead(request: CapacityRequest, now: datetime) -> str | None:
+    """What can be bought for a start beyond the 8 weeks AWS sells blocks and plans
+    ahead, and when a watch can take it (a watch looks at most that far ahead)."""
+    if not capacity_block_start_too_far(request.start, now):
+        return None
+    earliest = (request.start - CB_MAX_AHEAD).date().isoformat()
+    return (
+        f"it starts more than 8 weeks from now: no Capacity Block or training plan can be "
+        f"bought for it before {earliest}; until then only On-Demand (or Spot) and an "
+        "On-Demand Capacity Reservation made when the window opens can be asked for. "
+        f"From {earliest}, `/gpu watch` can watch for a block or plan for it"
+    )
 
 
 def _cheapest(options: list[Option]) -> Option | None:

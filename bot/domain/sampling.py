@@ -276,6 +276,7 @@ def sampled(
     old = record.usage
     usage = advance(old, sample, window_of(record))
     step = alert_due(usage, now, idle_alert) if bills_now(record, now) else IdleStep.NONE
+    told = usage.idle_alerts
     if step is not IdleStep.NONE:
         usage = usage.model_copy(update={"idle_alerts": int(step)})
     last = old.last_sample_at if old is not None else None
@@ -284,7 +285,8 @@ def sampled(
         return None
     stretch = usage.idle_since.isoformat() if usage.idle_since and step else ""
     return Transition(
-        record.model_copy(update={"usage": usage}), on.Sampled(alert=int(step), stretch=stretch)
+        record.model_copy(update={"usage": usage}),
+        on.Sampled(alert=int(step), stretch=stretch, told=told if step else 0),
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from bot.domain.lifecycle import State
 from bot.domain.outlook import Search
-from bot.domain.recommendation import Quote
+from bot.domain.recommendation import Quote, most_usd
 from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest
 from bot.domain.transitions import quote_failed, quoted
@@ -99,5 +99,10 @@ class QuoteJobs:
         quote = self.quotes.quote(asked, seen)
         if learned:
             quote = quote.model_copy(update={"learned": learned})
+        kind = quote.recommendation.kind
+        if kind is not None:
+            most = most_usd(quote.option(kind))
+            budget = self.ledger.quote_check(team, request.start, most)
+            quote = quote.model_copy(update={"budget": budget}) if budget else quote
         note = self.outlook_note(quote) if self.outlook_note else None
         return quote.model_copy(update={"outlook_note": note}) if note else quote

@@ -227,8 +227,10 @@ class UsageService:
             )
             self._send(key, self.approval_channel, message)
             return
+        # Told after the approvers (a gap in sampling skipped the requester's steps): say so.
+        step = IdleStep.ESCALATE if usage.idle_alerts >= IdleStep.ESCALATE else job.step
         message = idle_alert(
-            record.id, res.kind, job.step, idle_for, stretch_usd, so_far_usd, releasable
+            record.id, res.kind, step, idle_for, stretch_usd, so_far_usd, releasable
         )
         self._send(key, record.requester, message)
 

@@ -66,7 +66,11 @@ def test_below_both_amounts_one_approver_buys_it(make_bot) -> None:  # type: ign
 def test_no_extend_button_when_even_a_day_is_above_the_cap_it_says_why(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot(max_request_usd=6000)
     active(bot)
-    reminder = bot.fake.of("chat.postMessage")[-1].text_of_blocks()
+    (reminder,) = [
+        c.text_of_blocks()
+        for c in bot.fake.of("chat.postMessage")
+        if "ends at" in str(c.args.get("text"))
+    ]
     assert ActionId.EXTEND.value not in reminder
     assert "R1 cannot be extended: one more day costs $1,661.18" in reminder
     assert "$6,644.73 in all, above the $6,000.00 limit" in reminder

@@ -101,3 +101,23 @@ def test_refusals_are_answered_in_the_ack_and_change_nothing(make_bot, redis_sto
         bot.wait()
         assert bot.responses(token) == []
     assert _outlook_keys(redis_store) == []
+
+
+SCAN_SHAPE = "8x p5.48xlarge 3d us-east-1 sagemaker"
+
+
+def test_the_scan_records_each_round_and_backs_off_as_a_throttled_round_does(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(outlook_shapes=SCAN_SHAPE)
+    bot.services.outlook_scan.seed()
+    bot.wait()
+    assert "1 search on 1 day" in _outlook(bot, "8x p5.48xlarge 3d sagemaker")
+    (job_id, due) = bot.services.store.next_due() or ("", None)
+    assert job_id == "outlook-scan:round" and due == bot.clock.now() + timedelta(hours=1)
+    bot.market.conditions.throttle(100, "SearchTrainingPlanOfferings")
+    later(bot, timedelta(hours=1))
+    (job_id, due) = bot.services.store.next_due() or ("", None)
+    assert job_id == "outlook-scan:round" and due is not None
+    assert timedelta(minutes=1) <= due - bot.clock.now() < timedelta(hours=1)  # backed off
+    bot.market.conditions.throttle(0, "SearchTrainingPlanOfferings")
+    later(bot, timedelta(minutes=5))
+    assert "2 searches on 1 day" in _outlook(bot, "8x p5.48xlarge 3d sagemaker")

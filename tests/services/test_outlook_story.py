@@ -48,3 +48,27 @@ def test_the_outlook_story_works_as_written_whatever_the_date() -> None:
     watching = out.split("you> press 1", 1)[1]
     assert ":eyes: Watching W1: a capacity block for 16x p5.48xlarge" in watching
     assert "How likely a match is: such an offering starting within 1 week was seen on" in watching
+
+
+SHAPES = {"GPU_BOT_OUTLOOK_SHAPES": "16x p5.48xlarge 3d us-east-1 ec2"}
+
+
+def test_with_too_little_seen_the_quote_says_nothing_and_the_watch_says_so() -> None:
+    out = run_shell_here(
+        "/gpu quote 16x p5.48xlarge 3d from tomorrow us-east-1 ec2\n"
+        "/gpu watch 16x p5.48xlarge 3d from tomorrow us-east-1 ec2\n",
+        **SHAPES,
+    )
+    assert ":crystal_ball:" not in out and "Watch for one" not in out
+    assert "How likely a match is: not enough seen yet (" in out
+
+
+def test_a_block_found_no_sooner_than_usual_gets_no_hint() -> None:
+    # Without churn the scan sees blocks from the next day on every day: a quote from
+    # tomorrow finds one and is not sooner than usual, so there is nothing to add.
+    out = run_shell_here(
+        "days 6\n/gpu quote 16x p5.48xlarge 3d from tomorrow us-east-1 ec2\n", **SHAPES
+    )
+    assert "the outlook scan made 6 searches" in out
+    assert ":star: *Recommended: Capacity Block*" in out
+    assert ":crystal_ball:" not in out

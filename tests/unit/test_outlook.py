@@ -287,3 +287,16 @@ def test_a_good_query_names_both_kinds_it_may_be() -> None:
     assert query.days == 30 and query.region == "any"  # type: ignore[attr-defined]
     kinds = [s.kind for s in query.shapes]  # type: ignore[attr-defined]
     assert kinds == [ReservationKind.CAPACITY_BLOCK, ReservationKind.TRAINING_PLAN]
+
+
+def test_a_scan_over_twenty_searches_a_round_stops_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bot.config import ConfigError, load_settings
+
+    shapes = "; ".join(f"{n}x p5.48xlarge {d}d region=any" for n in (1, 2, 4, 8) for d in (2, 3))
+    monkeypatch.setenv("GPU_BOT_OUTLOOK_SHAPES", shapes)
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    assert "GPU_BOT_OUTLOOK_SHAPES" in str(refused.value)
+    assert "searches a round; at most 20" in str(refused.value)

@@ -35,6 +35,35 @@ class Refusal:
     reason: str  # one line for the log and the caller
 
 
+def is_ssl_check(content_type: str, body: bytes) -> bool:
+    """Slack's certificate check of a slash command's Request URL: a form POST with
+    `ssl_check=1` (and a token), which Slack does not sign and expects a 200 for
+    (https://docs.slack.dev/interactivity/implementing-slash-commands/; Bolt's SslCheck
+    answers it before verifying signatures). It carries nothing to act on."""
+    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return False
+    try:
+        form = parse_qs(body.decode("utf-8"), max_num_fields=20)
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return form.get("ssl_check") == ["1"] and not ({"command", "payload"} & form.keys())
+
+
+def is_rate_limited_notice(content_type: str, body: bytes) -> bool:
+    """The Events API's `app_rate_limited` envelope: Slack tells the app it dropped events
+    over 30,000 an hour; it wants a 200 like any delivery, and Slack may turn event
+    delivery off for an app that answers under 95% of them with 200
+    (https://docs.slack.dev/apis/events-api/#rate-limiting, #failure-conditions).
+    Call on a body whose signature is checked."""
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        return False
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("type") == "app_rate_limited"
+
+
 def check_signature(
     secret: str, timestamp: str | None, signature: str | None, body: bytes, now: float
 ) -> Refusal | None:
