@@ -19,6 +19,12 @@ from typing import Any
 
 from aws_sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
 from aws_sandbox.filters import ec2_filter
+from aws_sandbox.future_reservations import (
+    check_future_dated,
+    future_fields,
+    future_state,
+    refuse_cancel_in_commitment,
+)
 from aws_sandbox.instances import instances_in
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.store import MarketStore, Record
@@ -58,6 +64,9 @@ class CapacityReservations:
         end = params.get("EndDate")
         if params.get("EndDateType") == "limited" and (end is None or end <= now):
             raise ec2_invalid("EndDate must be in the future when EndDateType is limited.")
+        start = params.get("StartDate")
+        if start is not None:
+            check_future_dated(params, now)
         token = str(params.get("ClientToken") or uuid.uuid4().hex)
         fingerprint = _fingerprint(params)
         existing = self._m.store.get(KIND, _key(region, token))
@@ -69,9 +78,17 @@ class CapacityReservations:
                     "has different parameters.",
                 )
             return {"CapacityReservation": render(existing, self._m.account_id, now)}
-        if not self._m.conditions.available(
-            str(params["InstanceType"]), now, end or now, int(params["InstanceCount"])
-        ):
+        # Capacity is per zone: one zone can be out of a type while another has room.
+        # InsufficientInstanceCapacity is a server error (HTTP 500) in EC2's error codes,
+        # https://docs.aws.amazon.com/ec2/latest/devguide/errors-overview.html, so SDKs
+        # retry it; a retry carries the same ClientToken and is answered the same way.
+        # A future-dated request is assessed later instead (future_reservations.py).
+        if (
+            start is None
+            and not self._m.conditions.available(
+                instance_type, now, end or now, int(params["InstanceCount"])
+            )
+        ) or not self._m.conditions.zone_has_capacity(zone, instance_type):
             raise SandboxError(
                 "InsufficientInstanceCapacity",
                 "There is not enough capacity to fulfill your request.",
@@ -95,6 +112,14 @@ class CapacityReservations:
             "fingerprint": fingerprint,
             "criteria": params.get("InstanceMatchCriteria") or "open",
         }
+        if start is not None:
+            record |= {
+                "start": start.isoformat(),
+                "commitment": int(params["CommitmentDuration"]),
+                "assessed_at": (now + self._m.conditions.future_assessment).isoformat(),
+                "declined": self._m.conditions.future_reservations_declined
+                or not self._m.conditions.zone_has_capacity(zone, instance_type),
+            }
         self._m.stamp(record, "CreateCapacityReservation", now)
         if not self._m.store.add(KIND, _key(region, token), record):
             record = self._m.store.get(KIND, _key(region, token)) or record
@@ -102,11 +127,15 @@ class CapacityReservations:
 
     def cancel(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         reservation_id = str(params.get("CapacityReservationId", ""))
-        if not any(r["capacity_reservation_id"] == reservation_id for r in self.in_region(region)):
+        found = [
+            r for r in self.in_region(region) if r["capacity_reservation_id"] == reservation_id
+        ]
+        if not found:
             raise SandboxError(
                 "InvalidCapacityReservationId.NotFound",
                 f"The capacity reservation ID '{reservation_id}' does not exist",
             )
+        refuse_cancel_in_commitment(found[0], self._m.clock.now())
         if params.get("DryRun"):
             raise ec2_dry_run()
         # Cancelling again, or an expired one, changes nothing (the first moment is kept).
@@ -184,6 +213,7 @@ def render(
     state = "expired" if end is not None and now >= end else "active"
     if cancelled_at is not None and now >= cancelled_at and state == "active":
         state = "cancelled"
+    state = future_state(record, now) or state
     region, reservation_id = record["region"], record["capacity_reservation_id"]
     reservation: dict[str, Any] = {
         "CapacityReservationId": reservation_id,
@@ -201,7 +231,7 @@ def render(
         "EbsOptimized": False,
         "EphemeralStorage": False,
         "State": state,
-        "StartDate": datetime.fromisoformat(record["created"]),
+        "StartDate": datetime.fromisoformat(record.get("start") or record["created"]),
         "EndDateType": "limited" if end else "unlimited",
         "InstanceMatchCriteria": record.get("criteria", "open"),
         "CreateDate": datetime.fromisoformat(record["created"]),
@@ -210,11 +240,18 @@ def render(
     }
     if end is not None:
         reservation["EndDate"] = end
-    return reservation
+    return reservation | future_fields(record)
 
 
 def _fingerprint(params: Mapping[str, Any]) -> str:
-    fields = ("InstanceType", "InstancePlatform", "AvailabilityZone", "InstanceCount", "EndDate")
+    fields = (
+        "InstanceType",
+        "InstancePlatform",
+        "AvailabilityZone",
+        "InstanceCount",
+        "EndDate",
+        "StartDate",
+    )
     text = "|".join(str(params.get(f)) for f in fields)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -68,9 +68,14 @@ class MarketConditions:
         # How long an extension bought now stays payment-pending (AWS: up to 12 hours; the
         # sandbox settles at once unless a test or the shell asks for a wait).
         self.extension_payment_delay = timedelta(0)
+        # Future-dated Capacity Reservations: how long AWS assesses one, and whether it
+        # declines (unsupported) those asked while set (future_reservations.py).
+        self.future_assessment = timedelta(hours=1)
+        self.future_reservations_declined = False
         self.latency_ms = 0  # slept before every answered call
         self.price_factor = 1.0  # every fee is multiplied by this ("the price moved")
         self._sold_out: list[_SoldOut] = []
+        self._zones_without: set[tuple[str, str | None]] = set()
         self._caps: dict[str | None, int] = {}
         self._throttles: dict[str | None, int] = {}
         self._purchase_failures: list[PurchaseFailure] = []
@@ -88,6 +93,19 @@ class MarketConditions:
         """No offering overlapping [start, end) for this type (or any type when None)."""
         with self._lock:
             self._sold_out.append(_SoldOut(start, end, _key(instance_type)))
+
+    def no_capacity_in(self, zone: str, instance_type: str | None = None) -> None:
+        """On-Demand capacity in this Availability Zone is used up for this type (any type
+        when None): a Capacity Reservation asked there fails with InsufficientInstanceCapacity,
+        while the region's other zones may still have room."""
+        with self._lock:
+            self._zones_without.add((zone, _key(instance_type)))
+
+    def zone_has_capacity(self, zone: str, instance_type: str) -> bool:
+        with self._lock:
+            return not any(
+                (zone, key) in self._zones_without for key in (None, _key(instance_type))
+            )
 
     def cap_instances(self, max_instances: int, instance_type: str | None = None) -> None:
         """At most this many instances per offering; a larger request finds nothing."""

@@ -25,6 +25,7 @@ from bot.adapters.aws.purchasing import AwsPurchaser
 from bot.adapters.aws.usage import AwsUsage
 from bot.adapters.aws.watch_search import AwsOfferingSearch
 from bot.adapters.calls import set_call_observer
+from bot.adapters.charts.outlook_png import render_outlook_apart
 from bot.adapters.charts.png import charts_installed, render_png_apart
 from bot.adapters.clock import SystemClock
 from bot.adapters.metrics.prometheus import PrometheusMetrics
@@ -40,6 +41,7 @@ from bot.after_ack import AfterAck
 from bot.config import Settings
 from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
+from bot.domain.outlook_scan import parse_scan_shapes
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
@@ -60,6 +62,8 @@ from bot.services.jobs import (
     JobRegistry,
 )
 from bot.services.notifications import NotificationService
+from bot.services.outlook import Draw, OutlookService
+from bot.services.outlook_scan import OutlookScan
 from bot.services.ports import Clock, MarketData, Notifier, Purchaser
 from bot.services.ports.charts import ChartRenderer
 from bot.services.purchasing import PurchaseService
@@ -109,15 +113,19 @@ def build_services(
     accounts: AccountClients | None = None,
     purchaser: Purchaser | None = None,
     chart_renderer: ChartRenderer | None = render_png_apart,
+    outlook_renderer: Draw = render_outlook_apart,
 ) -> Wiring:
     """`accounts`: the AWS clients of each account and region (default: live or sandbox
     by settings), shared by every flow so that what one buys, the others see.
     `chart_renderer` draws the cost chart (default: in a child process, so no bot process
-    ever imports matplotlib; None, or matplotlib not installed: no chart).
+    ever imports matplotlib; None, or matplotlib not installed: no chart), and
+    `outlook_renderer` the outlook's.
 
     In three steps: the adapters, the request's flow up to the purchase, and what follows
     it (reminders, extensions, deployments, spend, watches)."""
     base = _adapters(settings, clock, store, accounts, slack, chart_renderer)
+    if chart_renderer is not None and base.chart_renderer is None:
+        outlook_renderer = None  # matplotlib is not installed
     if market is None:
         market = AccountsMarket(
             base.accounts,
@@ -127,7 +135,7 @@ def build_services(
             settings.aws_region,
         )
     notifier = notifier or SlackNotifier(base.slack, base.limits)
-    flow = _request_flow(settings, base, market, notifier)
+    flow = _request_flow(settings, base, market, notifier, outlook_renderer)
     purchaser = purchaser or AwsPurchaser(base.accounts, base.catalog, base.clock)
     return _after_the_purchase(settings, base, flow, purchaser, notifier)
 
@@ -195,12 +203,22 @@ class _RequestFlow:
     notifications: NotificationService
     approvals: ApprovalService
     jobs: JobRegistry
+    outlook: OutlookService
+
+
+def _outlook(s: Settings, base: _Adapters, market: MarketData, draw: Draw) -> OutlookService:
+    """What the offering searches saw, remembered; its chart drawn as the cost chart is."""
+    store, regions = base.store, market.regions()
+    found = OutlookService(store, base.catalog, base.clock, s.outlook_days, s.aws_region, regions)
+    found.charts_to(store, base.once, draw)
+    return found
 
 
 def _request_flow(
-    settings: Settings, base: _Adapters, market: MarketData, notifier: Notifier
+    settings: Settings, base: _Adapters, market: MarketData, notifier: Notifier, draw: Draw
 ) -> _RequestFlow:
     clock, store = base.clock, base.store
+    outlook = _outlook(settings, base, market, draw)
     quotes = QuoteService(
         market,
         base.catalog,
@@ -208,6 +226,7 @@ def _request_flow(
         settings.aws_region,
         accounts=account_names(settings),
         limits=base.limits,
+        record=outlook.record,
     )
     groups = SlackGroupDirectory(base.slack)
     directory = ApproverDirectory(settings.approvers, settings.approver_group, groups, cache=store)
@@ -232,12 +251,13 @@ def _request_flow(
         now=clock.now,
     )
     requests = RequestService(changes, submissions, clock, base.limits, intake, ledger)
-    quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger)
+    quote_jobs = QuoteJobs(changes, quotes, notifier, clock, ledger, outlook.note_for)
     notifications = NotificationService(
         changes, base.once, clock, base.approval_channel, base.chart_renderer
     )
     jobs = JobRegistry()
     notifications.register(jobs)
+    outlook.register(jobs)
     jobs.register(OPEN, requests.create_draft)
     jobs.register(QUOTE, quote_jobs.run_quote)
     jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
@@ -245,7 +265,7 @@ def _request_flow(
     jobs.register(TIMEOUT, lambda job: requests.time_out(job.request))
     approvals = ApprovalService(changes, directory, clock, ledger)
     return _RequestFlow(
-        quotes, changes, ledger, requests, submissions, notifications, approvals, jobs
+        quotes, changes, ledger, requests, submissions, notifications, approvals, jobs, outlook
     )
 
 
@@ -273,6 +293,7 @@ def _tracking(
         approval_channel=base.approval_channel,
         extensions=aftercare,
         leftovers=aftercare,
+        limits=base.limits,
     )
     reminders.register(jobs)
     extensions = ExtensionService(
@@ -340,6 +361,9 @@ def _after_the_purchase(
     search = AwsOfferingSearch(base.accounts.clients)
     rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
     rounds.register(jobs)
+    shapes = parse_scan_shapes(settings.outlook_shapes, base.catalog, clock.now())
+    scan = OutlookScan(shapes, search, flow.outlook, base.catalog, clock, store)
+    scan.register(jobs)
     usage = _usage(settings, base, flow)
     return Wiring(
         settings=settings,
@@ -365,6 +389,8 @@ def _after_the_purchase(
         after_ack=base.after_ack,
         metrics=base.metrics,
         watches=watches,
+        outlook=flow.outlook,
+        outlook_scan=scan,
         slack=base.slack,
         notifier=notifier,
         accounts=base.accounts,

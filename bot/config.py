@@ -193,6 +193,20 @@ class Settings(BaseSettings):
         "how long live prices are cached, e.g. 15m",
         default=timedelta(minutes=15),
     )
+    outlook_days: int = _env(
+        "GPU_BOT_OUTLOOK_DAYS",
+        "days of offering searches the capacity outlook remembers (and may be asked about), "
+        "1 to 365",
+        default=90,
+        ge=1,
+        le=365,
+    )
+    outlook_shapes: str = _env(
+        "GPU_BOT_OUTLOOK_SHAPES",
+        "shapes the outlook scan asks about on a rhythm, separated by ;, each "
+        "COUNTx TYPE DURATION [REGION], e.g. 16x p5.48xlarge 3d us-east-1; empty: no scan",
+        default="",
+    )
     delivery_settle: timedelta = _env(
         "GPU_BOT_DELIVERY_SETTLE",
         "after an uncertain Slack post, wait this long before looking for it, e.g. 30s",
@@ -242,6 +256,27 @@ class Settings(BaseSettings):
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_config_duration(value) if isinstance(value, str) else value
+
+    @field_validator("outlook_shapes")
+    @classmethod
+    def _scan_shapes(cls, value: str) -> str:
+        from datetime import UTC, datetime
+
+        from bot.domain.catalog import default_catalog
+        from bot.domain.grammar import RequestSyntaxError
+        from bot.domain.outlook_scan import MAX_SCAN_SEARCHES, parse_scan_shapes, scan_questions
+
+        now, catalog = datetime.now(UTC), default_catalog()
+        try:
+            queries = parse_scan_shapes(value, catalog, now)
+        except RequestSyntaxError as exc:
+            raise ValueError(str(exc)) from None
+        asked = len(scan_questions(queries, catalog, "us-east-1", now))
+        if asked > MAX_SCAN_SEARCHES:
+            raise ValueError(
+                f"{asked} searches a round; at most {MAX_SCAN_SEARCHES} (fewer shapes or regions)"
+            )
+        return value
 
     @field_validator("teams", mode="before")
     @classmethod

@@ -2,8 +2,10 @@
 
     Routes            /healthz, /metrics, /slack/events; 404 elsewhere
     SlackRequests     POST only; the body's size (413), signature (401) and shape (400)
-                      checked before Bolt; commands answered wholly in their ack go
-                      straight to Bolt, everything else through the next layers
+                      checked before Bolt; Slack's unsigned ssl_check and its signed
+                      app_rate_limited notice answered 200 here; commands answered
+                      wholly in their ack go straight to Bolt, everything else through
+                      the next layers
     WithinDeadline    Bolt on a pool thread, answered as unavailable after ACK_DEADLINE
                       (a hung Redis); the work a listener hands off starts once the
                       answer is written
@@ -34,6 +36,8 @@ from bot.adapters.slack.inbound import (
     REPLAY_WINDOW_SECONDS,
     Refusal,
     check_signature,
+    is_rate_limited_notice,
+    is_ssl_check,
     read_payload,
 )
 from bot.after_ack import AfterAck, Task
@@ -64,14 +68,21 @@ FirstSighting = Callable[[str, int], bool]  # (key, seconds to remember) -> firs
 AnsweredInAck = Callable[[Mapping[str, str]], bool]
 WsgiResult = tuple[str, list[tuple[str, str]], bytes]
 Handler = Callable[["WSGIEnvironment"], WsgiResult]  # an inner layer: the whole answer
-_JSON = [("Content-Type", "application/json")]
+_JSON_TYPE = ("Content-Type", "application/json")
 _BEARER = ("WWW-Authenticate", 'Bearer realm="metrics"')
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
 _REASONS |= {405: "Method Not Allowed", 413: "Payload Too Large", 503: "Service Unavailable"}
 
 
+def _json() -> list[tuple[str, str]]:
+    """Headers for a JSON answer, a new list each time: a WSGI server may add to the list
+    it is given (wsgiref adds Content-Length), and a shared one would carry that length
+    into the next answer."""
+    return [_JSON_TYPE]
+
+
 def answer(start_response: StartResponse, status: int, data: dict[str, Any]) -> list[bytes]:
-    start_response(f"{status} {_REASONS[status]}", _JSON)
+    start_response(f"{status} {_REASONS[status]}", _json())
     return [json.dumps(data).encode()]
 
 
@@ -127,7 +138,7 @@ class Metrics:
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if not may_scrape(environ.get("HTTP_AUTHORIZATION"), self._token):
-            start_response("401 Unauthorized", [*_JSON, _BEARER])
+            start_response("401 Unauthorized", [_JSON_TYPE, _BEARER])
             return [b'{"error": "a bearer token is needed"}']
         page, content_type = self._page()
         start_response("200 OK", [("Content-Type", content_type)])
@@ -168,6 +179,11 @@ class SlackRequests:
         if environ.get("REQUEST_METHOD") != "POST":
             return answer(start_response, 405, {"error": "POST only"})
         body, refused = _read_body(environ)
+        content_type = str(environ.get("CONTENT_TYPE", ""))
+        if refused is None and is_ssl_check(content_type, body):
+            # Unsigned by Slack, and nothing to act on: answered here, before the signature.
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b""]
         command = None
         if refused is None and self._secret is not None:
             refused = check_signature(
@@ -177,8 +193,11 @@ class SlackRequests:
                 body,
                 time.time(),
             )
+            if refused is None and is_rate_limited_notice(content_type, body):
+                log.warning("Slack is dropping events: the app is over the Events API rate limit")
+                return answer(start_response, 200, {"ok": True})
             if refused is None:
-                refused, command = read_payload(str(environ.get("CONTENT_TYPE", "")), body)
+                refused, command = read_payload(content_type, body)
         if refused is not None:
             path = environ.get("PATH_INFO")
             log.warning("refused a request on %s: %s %s", path, refused.status, refused.reason)
@@ -278,21 +297,29 @@ def unavailable(content_type: str, body: bytes) -> WsgiResult:
     """An ack that says the request could not be taken: as the reply to a command, as an
     error on a form (which stays open, as typed), or to a click's response_url."""
     if content_type.startswith("application/json"):
-        return "200 OK", _JSON, b""
+        return "200 OK", _json(), b""
     fields = {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}
-    if "command" in fields:
-        reply = {"response_type": "ephemeral", "text": UNAVAILABLE}
-        return "200 OK", _JSON, json.dumps(reply).encode()
-    payload = json.loads(fields.get("payload") or "{}")
+    payload: dict[str, Any] = (
+        fields if "command" in fields else json.loads(fields.get("payload") or "{}")
+    )
+    reply = unavailable_reply(payload)
+    return "200 OK", _json(), json.dumps(reply).encode() if reply else b""
+
+
+def unavailable_reply(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ack's payload saying the request could not be taken, for a slash command's
+    fields or an interaction's payload (HTTP and Socket Mode alike); None for an empty
+    ack (a click is told on its response_url, on a thread of its own)."""
+    if "command" in payload:
+        return {"response_type": "ephemeral", "text": UNAVAILABLE}
     if payload.get("type") == "view_submission":
         blocks = list(payload.get("view", {}).get("state", {}).get("values", {}))
         if blocks:
-            errors = {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
-            return "200 OK", _JSON, json.dumps(errors).encode()
+            return {"response_action": "errors", "errors": {blocks[0]: UNAVAILABLE[:150]}}
     url = payload.get("response_url")
     if isinstance(url, str) and url:
         threading.Thread(target=_tell, args=(url,), name="tell-unavailable", daemon=True).start()
-    return "200 OK", _JSON, b""
+    return None
 
 
 def _tell(response_url: str) -> None:

@@ -14,7 +14,9 @@ What runs in front of Bolt is bot/front.py, layer by layer; `wsgi_app` puts it t
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -23,6 +25,7 @@ from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.after_ack import AfterAck
+from bot.dispatch import Call
 from bot.front import (
     _BEARER,
     ACK_DEADLINE,
@@ -43,10 +46,13 @@ from bot.front import (
     WithinDeadline,
     may_scrape,
     safe,
+    unavailable_reply,
 )
 
 if TYPE_CHECKING:
     from wsgiref.types import WSGIApplication
+
+log = logging.getLogger(__name__)
 
 
 def wsgi_app(
@@ -198,16 +204,50 @@ def start_health_server(
 
 
 def serve_socket_mode(
-    app: App, app_token: str, stop: threading.Event | None = None, ping_interval: float = 10
+    app: App,
+    app_token: str,
+    stop: threading.Event | None = None,
+    ping_interval: float = 10,
+    ack_deadline: float = ACK_DEADLINE,
 ) -> None:
     """Connect to Slack over Socket Mode and serve until `stop` is set (for ever
     without one). When Slack drops the connection the client opens a new one at its
-    next check, every `ping_interval` seconds (Bolt's default, 10)."""
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-    handler = SocketModeHandler(app, app_token, ping_interval=ping_interval)
-    handler.connect()  # type: ignore[no-untyped-call]
+    next check, every `ping_interval` seconds (Bolt's default, 10). Each envelope is
+    acked within `ack_deadline`, as in HTTP mode (see `_socket_mode_handler`)."""
+    handler = _socket_mode_handler(app, app_token, ping_interval, ack_deadline)
+    handler.connect()
     try:
         (stop or threading.Event()).wait()
     finally:
-        handler.close()  # type: ignore[no-untyped-call]
+        handler.close()
+
+
+def _socket_mode_handler(
+    app: App, app_token: str, ping_interval: float, ack_deadline: float
+) -> Any:
+    """Bolt's Socket Mode handler with the HTTP front's ack budget: Bolt runs on a pool
+    thread, and an envelope it has not answered within `ack_deadline` (a hung Redis) is
+    acked with the same "could not reach its database" answer (bot/front.py
+    `unavailable_reply`) instead of leaving the user to Slack's 3 s timeout. Bolt's late
+    answer, when it comes, is dropped."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    from slack_bolt.adapter.socket_mode.internals import run_bolt_app, send_response
+    from slack_sdk.socket_mode.response import SocketModeResponse
+
+    class WithinDeadline(SocketModeHandler):
+        def handle(self, client: Any, req: Any) -> None:
+            started = time.time()
+            result = Call(lambda: run_bolt_app(self.app, req)).wait(ack_deadline)
+            if isinstance(result, BaseException):
+                raise result
+            if result is not None:
+                send_response(client, req, result, started)
+                return
+            log.warning("no ack within %.1f s (is Redis answering?)", ack_deadline)
+            payload = req.payload if req.type in ("slash_commands", "interactive") else {}
+            reply = unavailable_reply(payload or {})
+            client.send_socket_mode_response(
+                SocketModeResponse(envelope_id=req.envelope_id, payload=reply)
+            )
+
+    return WithinDeadline(app, app_token, ping_interval=ping_interval)

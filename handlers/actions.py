@@ -13,6 +13,7 @@ from bot.blocks.refusals import refusal_text
 from bot.blocks.text import esc
 from bot.blocks.values import RequestRef
 from bot.domain.decisions import Outcome
+from bot.domain.duplicates import asked_already
 from bot.services.container import Services
 from bot.services.submissions import RequestError
 from handlers.context import Surface
@@ -51,7 +52,8 @@ def open_submit_form(talk: Conversation, services: Services, client: WebClient) 
         return
     assert record is not None  # submittable says so
     metadata = incoming.modal_metadata(record.id)
-    view = submit_form(record, quote, metadata, services.submissions.limits)
+    already = asked_already(record, services.queries.mine(incoming.user, 50))
+    view = submit_form(record, quote, metadata, services.submissions.limits, already)
     client.views_open(trigger_id=incoming.trigger_id, view=view)
 
 

@@ -34,6 +34,7 @@ from bot.services.container import Services
 from handlers.actions import cancel_request
 from handlers.conversation import Conversation, after_ack, conversation
 from handlers.deploys import clean_up, is_deployment_id, open_deploy_form, show_deployment
+from handlers.outlook import outlook_command
 from handlers.spend import show_spend, spend_args
 from handlers.watches import WATCH_COMMANDS, is_watch_id, show_watch, watch_command
 
@@ -50,6 +51,7 @@ SUBCOMMANDS = (
     "mig",
     "watch",
     "watches",
+    "outlook",
     "unwatch",
     "help",
 )
@@ -147,6 +149,8 @@ def handle_gpu(
         after_ack(ack, context, _status, services, rest.strip())
     elif sub in WATCH_COMMANDS:
         watch_command(services, ack, context, sub, rest)
+    elif sub == "outlook":
+        outlook_command(services, ack, context, rest)
     elif sub == "list":
         which = list_args(rest)
         if which is None:
@@ -277,7 +281,25 @@ def _mig_plan(services: Services, instance_type: str, models: list[str]) -> dict
     return {"text": verdict, "blocks": mig_plan_blocks(plan)}
 
 
-def _status(talk: Conversation, services: Services, request_id: str) -> None:
+STATUS_HISTORY_USAGE = "`/gpu status R12 history 2` (the next page of its history)"
+
+
+def _status(talk: Conversation, services: Services, asked: str) -> None:
+    request_id, _, more = asked.partition(" ")
+    page = 1
+    if more.strip():
+        words = more.split()
+        if (
+            len(words) != 2
+            or words[0].lower() != "history"
+            or not words[1].isdigit()
+            or not 0 < int(words[1]) < 10_000
+        ):
+            talk.show(
+                f"One request at a time, and then only a history page: {STATUS_HISTORY_USAGE}."
+            )
+            return
+        page = int(words[1])
     if is_deployment_id(request_id):
         show_deployment(talk, services, request_id)
         return
@@ -297,7 +319,7 @@ def _status(talk: Conversation, services: Services, request_id: str) -> None:
     if not sees_in_full(record.requester, talk.actor, everyone):
         talk.show(f"Request {record.id}: {record.state.label}", status_summary_blocks(record))
         return
-    blocks = status_blocks(record, services.queries.history(record.id))
+    blocks = status_blocks(record, services.queries.history(record.id), page)
     deployments = services.deploys.of_request(record.id)
     if deployments:
         blocks.append(deployments_block(deployments))

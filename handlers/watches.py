@@ -7,9 +7,10 @@ from slack_sdk import WebClient
 
 from bot.blocks.ids import ActionId
 from bot.blocks.text import esc
-from bot.blocks.values import WatchRef
+from bot.blocks.values import WatchAskRef, WatchRef
 from bot.blocks.watches import watch_status_blocks, watches_blocks, watching_text
 from bot.domain.grammar import RequestSyntaxError
+from bot.domain.watch import Watch, match_key
 from bot.services.container import Services
 from bot.services.watching import WatchError
 from handlers.conversation import Conversation, after_ack, conversation
@@ -22,6 +23,10 @@ def register(app: App, services: Services) -> None:
     @app.action(ActionId.WATCH_STOP.value)
     def stop(ack: Ack, context: BoltContext, client: WebClient) -> None:
         after_ack(ack, context, stop_from_button, services, client)
+
+    @app.action(ActionId.WATCH_START.value)
+    def start(ack: Ack, context: BoltContext) -> None:
+        after_ack(ack, context, watch_from_button, services)
 
 
 WATCH_COMMANDS = ("watch", "watches", "unwatch")
@@ -49,7 +54,29 @@ def handle_watch(services: Services, ack: Ack, context: BoltContext, rest: str) 
         return
     watch = services.watches.create(made)
     regions = tuple(dict.fromkeys(q.region for q in made.asked))
-    ack(text=watching_text(watch, regions))
+    ack(text=_with_chance(services, watch, watching_text(watch, regions)))
+
+
+def _with_chance(services: Services, watch: Watch, text: str) -> str:
+    """The watch's first message, with how likely a match is (the capacity outlook)."""
+    chance = services.outlook.chance_for(watch.request, watch.flex_hours)
+    return f"{text}\n{chance}" if chance else text
+
+
+def watch_from_button(talk: Conversation, services: Services) -> None:
+    """The Watch button beside a quote's outlook line: the request it carries, watched
+    as `/gpu watch` would (checked again: the start may have passed since)."""
+    ref = talk.subject(WatchAskRef)
+    if ref is None:
+        return
+    try:
+        made = services.watches.check(talk.interaction.user, ref.text)
+    except (RequestSyntaxError, WatchError) as exc:
+        talk.refuse(f"Not watching: {exc}")
+        return
+    watch = services.watches.create(made)
+    regions = tuple(dict.fromkeys(q.region for q in made.asked))
+    talk.say(_with_chance(services, watch, watching_text(watch, regions)))
 
 
 def list_watches(talk: Conversation, services: Services) -> None:
@@ -73,7 +100,11 @@ def show_watch(talk: Conversation, services: Services, raw_id: str) -> None:
         talk.refuse(str(exc))
         return
     history = services.watches.history(watch.id)
-    talk.show(f"Watch {watch.id}: {watch.state.value}", watch_status_blocks(watch, history))
+    # The request each match made (one per watch and offering, see watch_rounds).
+    made = (services.store.id_for(match_key(watch.id, s.offering_id)) for s in watch.sent)
+    matches = [r for r in map(services.queries.get, made) if r is not None]
+    blocks = watch_status_blocks(watch, history, matches)
+    talk.show(f"Watch {watch.id}: {watch.state.value}", blocks)
 
 
 def stop_from_button(talk: Conversation, services: Services, client: WebClient) -> None:

@@ -48,6 +48,8 @@ def transcript(redis_url: str, namespace: str) -> str:
         if not k.startswith(("SLACK_", "GPU_BOT_", "AWS_", "REDIS_"))
     }
     env |= {"REDIS_URL": redis_url, "GPU_BOT_NAMESPACE": namespace}
+    # This checkout's code, not whichever one the environment has installed.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(README.parent), env.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-m", "bot", "shell"],
         input="\n".join(SCRIPT) + "\n",

@@ -28,6 +28,7 @@ from bot.app import Wiring, build_app, build_services, metrics_page
 from bot.blocks.ids import ActionId
 from bot.config import Settings
 from bot.domain.cost_chart import CostChart
+from bot.domain.outlook import OutlookChart
 from bot.domain.records import CapacityRecord
 from bot.server import wsgi_app
 from bot.services.actor import Actor
@@ -145,6 +146,7 @@ class BotUnderTest:
             market=market,
             accounts=accounts,
             chart_renderer=charts or canned_chart,
+            outlook_renderer=canned_outlook_chart,
         )
         # slack_sdk sleeps between its retries of a 5xx; the tests move the clock, so
         # those waits would only add real seconds.
@@ -364,6 +366,11 @@ class BotUnderTest:
 
     def responses(self, token: str) -> list[dict[str, Any]]:
         return [c.args for c in self.fake.of("response_url") if c.token == token]
+
+
+def canned_outlook_chart(chart: OutlookChart) -> bytes:
+    """The outlook chart's stand-in: a PNG's magic number and its title."""
+    return PNG_MAGIC + chart.title.encode()
 
 
 def canned_chart(chart: CostChart) -> bytes:

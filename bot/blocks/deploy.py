@@ -140,7 +140,7 @@ def status_blocks(d: Deployment, now: datetime) -> list[Block]:
 
 
 def refusal_text(refusals: Sequence[Refusal]) -> str:
-    return "\n".join(f"• {esc(r.message)} [{r.rule.value}]" for r in refusals)
+    return "\n".join(f"• {esc(r.message)}" for r in refusals)
 
 
 def deployable(record: CapacityRecord) -> bool:

@@ -23,6 +23,7 @@ class ActionId(StrEnum):
     DEPLOY_OPEN = "gpu_deploy_open"  # open the deploy form for an active plan
     DEPLOY_CLEANUP = "gpu_deploy_cleanup"  # delete a deployment's endpoint
     WATCH_STOP = "gpu_watch_stop"  # stop a watch for capacity
+    WATCH_START = "gpu_watch_start"  # watch for what a quote found nothing of (its outlook line)
     RELEASE = "gpu_release"  # give back an idle On-Demand Capacity Reservation before its end
 
 

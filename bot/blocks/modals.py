@@ -190,10 +190,11 @@ def submit_form(
     quote: Quote,
     metadata: dict[str, str],
     limits: SpendingPolicy | None = None,
+    already: Sequence[CapacityRecord] = (),
 ) -> View:
     """Pick an option (the recommended one preselected) and give a reason. With `limits`,
     only what they let be submitted is offered (everything, when nothing is: the submit
-    then says why)."""
+    then says why). `already`: the person's requests for the same need, said first."""
     options = []
     initial = None
     for pick in submittable_candidates(quote, limits):
@@ -228,6 +229,19 @@ def submit_form(
         input_block(FormBlock.CHOICE, "Option", select),
         input_block(FormBlock.REASON, "Reason for the approvers", reason),
     ]
+    if already:
+        listed = "; ".join(
+            f"*{o.id}* ({o.state.label}, {o.request.count}x {o.request.instance_type} "
+            f"{when(o.window[0])} → {when(o.window[1])})"
+            for o in already[:5]
+        )
+        warning = (
+            f":warning: You already asked for this type over an overlapping window: {listed}. "
+            "Submit only if you need both."
+        )
+        blocks.insert(
+            1, {"type": "section", "text": {"type": "mrkdwn", "text": clip(warning, 3000)}}
+        )
     return modal(CallbackId.SUBMIT, "Submit for approval", "Submit", blocks, metadata)
 
 

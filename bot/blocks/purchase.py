@@ -11,6 +11,7 @@ from bot.blocks.text import esc, usd, when
 from bot.blocks.values import ButtonValue, ExtensionRef, RequestRef
 from bot.domain.comparison import OptionKind
 from bot.domain.records import CapacityRecord, Reservation
+from bot.domain.usage import usage_hint
 
 Block = dict[str, Any]
 
@@ -57,7 +58,7 @@ def _decide_unknown(block_id: str, check: ActionId, fail: ActionId, ref: ButtonV
     )
 
 
-def usage(reservation: Reservation) -> str:
+def usage(reservation: Reservation, request_id: str) -> str:
     """How to use active capacity: ids, zone and the exact command or setting."""
     if reservation.kind is OptionKind.TRAINING_PLAN:
         return (
@@ -71,21 +72,17 @@ def usage(reservation: Reservation) -> str:
             '{"CapacityReservationPreference": "capacity-reservations-only", '
             f'"MlReservationArn": "{esc(reservation.id)}"}}` (or `/gpu deploy`)'
         )
-    market = (
-        " --instance-market-options MarketType=capacity-block"
-        if reservation.kind is OptionKind.CAPACITY_BLOCK
-        else ""
-    )
-    command = (
-        f"aws ec2 run-instances --region {reservation.region} "
-        f"--instance-type {reservation.instance_type} --count {reservation.instances} "
-        f"--placement AvailabilityZone={reservation.availability_zone}"
-        f"{market} --capacity-reservation-specification "
-        f"CapacityReservationTarget={{CapacityReservationId={reservation.id}}} "
-        "--image-id <AMI> --subnet-id <subnet in that zone>"
+    hint = usage_hint(
+        reservation.kind.value,
+        reservation.id,
+        reservation.region,
+        reservation.availability_zone,
+        reservation.instance_type,
+        reservation.instances,
+        request_id,
     )
     return (
         f"{reservation.kind.label} `{esc(reservation.id)}` is active in "
         f"{esc(reservation.availability_zone or reservation.region)} until "
-        f"{when(reservation.end)}. Launch into it with:\n```{esc(command)}```"
+        f"{when(reservation.end)}. {esc(hint.title)}\n```{esc(hint.command)}```"
     )

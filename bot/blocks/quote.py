@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.blocks.elements import button, context, section
+from bot.blocks.elements import button, confirmed, context, section
 from bot.blocks.ids import ActionId
+from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, rate, usd, user_text_block, when
-from bot.blocks.values import RequestRef
+from bot.blocks.values import RequestRef, WatchAskRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
-from bot.domain.comparison import Option
-from bot.domain.grammar import render_duration
+from bot.domain.comparison import Option, OptionKind
+from bot.domain.future_reservation import AHEAD_SHORT, AT_WINDOW_SHORT
+from bot.domain.grammar import render_duration, render_request
 from bot.domain.recommendation import Quote, most_usd
-from bot.domain.request import CapacityRequest
+from bot.domain.request import CapacityRequest, RequestDraft
 from bot.domain.words import percent
 
 Block = dict[str, Any]
@@ -52,7 +54,12 @@ def option_line(option: Option, recommended: bool, limits: SpendingPolicy | None
         facts.append("upfront")
     else:
         facts.append("billed for the whole window" if option.kind.reserved else "pay as you go")
-    facts.append("guaranteed window" if option.guaranteed else "no guarantee")
+    if option.guaranteed:
+        facts.append("guaranteed window")
+    elif option.kind is OptionKind.ON_DEMAND_RESERVATION:
+        facts.append(AHEAD_SHORT if option.reserved_ahead else AT_WINDOW_SHORT)
+    else:
+        facts.append("no guarantee")
     if option.interruptible:
         facts.append("interruptible")
     if option.break_even_utilization is not None:
@@ -102,6 +109,9 @@ def quote_blocks(
     blocks.append({"type": "divider"})
     for option in quote.options:
         blocks.append(section(option_line(option, option.kind is rec.kind, limits)))
+    if quote.budget is not None and quote.recommendation.kind is not None:
+        blocks.append(context(budget_line(quote.budget)))
+    blocks += outlook_note_blocks(quote)
     blocks.append(
         {
             "type": "context",
@@ -114,7 +124,22 @@ def quote_blocks(
             ],
         }
     )
-    if request_id and rec.kind is not None:
+    if request_id:
+        blocks += _quote_buttons(quote, request_id, limits)
+    return blocks
+
+
+def _quote_buttons(quote: Quote, request_id: str, limits: SpendingPolicy | None) -> list[Block]:
+    """Submit and Cancel; Dismiss alone when nothing fits (or why it cannot be submitted)."""
+    rec = quote.recommendation
+    blocks: list[Block] = []
+    if rec.kind is None:
+        # Nothing to submit: Dismiss takes it out of the person's open requests.
+        dismiss = button("Dismiss", ActionId.CANCEL, RequestRef(request_id))
+        blocks.append(
+            {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": [dismiss]}
+        )
+    else:
         refused = over_the_limit(quote, limits) if limits else None
         buttons = [button("Cancel", ActionId.CANCEL, RequestRef(request_id))]
         if refused:
@@ -128,6 +153,38 @@ def quote_blocks(
             {"type": "actions", "block_id": f"quote_actions:{request_id}", "elements": buttons}
         )
     return blocks
+
+
+def watch_text(request: CapacityRequest) -> str:
+    """The request as `/gpu watch` takes it (what it asks for, not why)."""
+    draft = RequestDraft(
+        count=request.count,
+        instance_type=request.instance_type,
+        duration_hours=request.duration_hours,
+        start=request.start,
+        region=request.region,
+        environment=request.environment,
+        account=request.account,
+    )
+    return render_request(draft)
+
+
+def outlook_note_blocks(quote: Quote) -> list[Block]:
+    """The outlook's one line, with a Watch button carrying the request (confirmed)."""
+    if not quote.outlook_note:
+        return []
+    text = watch_text(quote.request)
+    watch = confirmed(
+        button("Watch for one…", ActionId.WATCH_START, WatchAskRef(text)),
+        "Watch for it?",
+        f"Watch for a Capacity Block or training plan of {esc(text)}? "
+        "You get a DM when one is offered.",
+        "Watch",
+    )
+    return [
+        section(f":crystal_ball: {quote.outlook_note}"),
+        {"type": "actions", "block_id": "outlook_watch", "elements": [watch]},
+    ]
 
 
 def quote_fallback(quote: Quote) -> str:

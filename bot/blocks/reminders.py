@@ -49,10 +49,12 @@ def reminder_message(
     *,
     late: bool = False,
     extension: ExtensionOffer | None = None,
+    not_extendable: str | None = None,
     more: Sequence[Block] = (),
 ) -> Message:
     """The message for one reminder; `late` after downtime, `extension` (before the end)
-    adds an Extend button with its price; `more` blocks go last (a Deploy button)."""
+    adds an Extend button with its price, `not_extendable` says instead why none can be
+    asked for; `more` blocks go last (a Deploy button)."""
     what, where = _what(reservation), _where(reservation)
     kind = reminder.kind
     start, end = when(reservation.start), when(reservation.end)
@@ -82,10 +84,14 @@ def reminder_message(
             reservation.availability_zone,
             reservation.instance_type,
             reservation.instances,
+            request_id,
         )
         blocks.append(section(f"{hint.title}\n```{hint.command}```"))
     if extension is not None and kind.about_end:
         blocks.append(extend_offer_blocks(request_id, extension))
+    elif not_extendable and kind.about_end:
+        why = esc(not_extendable)
+        blocks.append(section(f":no_entry: {request_id} cannot be extended: {why}."))
     blocks += more
     return Message(text=clip(head.replace("*", ""), 3000), blocks=blocks)
 
@@ -141,8 +147,17 @@ def extend_offer_blocks(request_id: str, offer: ExtensionOffer) -> Block:
                 f"*{usd(offer.fee_usd)}* (needs approval)"
             ),
         },
-        "accessory": button(
-            f"Extend ({usd(offer.fee_usd)})", ActionId.EXTEND, ExtendAsk(request_id, offer.hours)
+        "accessory": confirmed(
+            button(
+                f"Extend ({usd(offer.fee_usd)})",
+                ActionId.EXTEND,
+                ExtendAsk(request_id, offer.hours),
+            ),
+            "Ask to extend?",
+            f"Ask the approvers to extend request {request_id} by {offer.hours // 24} d to "
+            f"{when(offer.end)} for *{usd(offer.fee_usd)}*? AWS charges it once approved; "
+            "an extension cannot be undone.",
+            yes="Ask to extend",
         ),
     }
 
@@ -232,13 +247,10 @@ def cleanup_prompt(request_id: str, found: Inventory, repeat: int = 1) -> Messag
     others = _not_ours_lines(found)
     if others:
         blocks.append(section(others))
-    clean = button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger")
-    listed = counted(len(found.items), "resource")
-    question = f"Delete the {listed} listed for request {request_id}? This cannot be undone."
     blocks.append(
         actions(
             f"cleanup:{request_id}",
-            confirmed(clean, "Delete all of it?", question, yes="Clean up", danger=True),
+            clean_up_now(request_id, len(found.items)),
             button("Keep for a day", ActionId.CLEANUP_KEEP, RequestRef(request_id)),
             button("Not mine", ActionId.CLEANUP_NOT_MINE, RequestRef(request_id)),
         )
@@ -264,18 +276,29 @@ def cleanup_escalation(
         section(_leftover_lines(found)),
         section(_cost_line(found)),
         *([section(others)] if others else []),
-        escalated_cleanup_buttons(request_id),
+        escalated_cleanup_buttons(request_id, len(found.items)),
     ]
     left = counted(len(found.items), "resource")
     text = f"Request {request_id} has ended and nobody cleaned up its {left}."
     return Message(text=text, blocks=blocks)
 
 
-def escalated_cleanup_buttons(request_id: str) -> Block:
+def clean_up_now(request_id: str, items: int | None = None) -> Block:
+    """Clean up now, asking first whoever clicks it: it deletes and cannot be undone
+    (`items`: how many resources the message lists; None: the ones tagged for it)."""
+    clean = button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger")
+    listed = (
+        f"the {counted(items, 'resource')} listed" if items is not None else "every resource tagged"
+    )
+    question = f"Delete {listed} for request {request_id}? This cannot be undone."
+    return confirmed(clean, "Delete all of it?", question, yes="Clean up", danger=True)
+
+
+def escalated_cleanup_buttons(request_id: str, items: int | None = None) -> Block:
     """What the approvers can do about leftovers handed to them."""
     return actions(
         f"cleanup-escalated:{request_id}",
-        button("Clean up now", ActionId.CLEANUP_NOW, RequestRef(request_id), "danger"),
+        clean_up_now(request_id, items),
         button("Keep for a day", ActionId.CLEANUP_KEEP, RequestRef(request_id)),
     )
 

@@ -18,6 +18,7 @@ from bot.domain.audit import BOT, AuditEntry
 from bot.domain.cleanup import waits_for_approvers
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
+from bot.domain.ledger import asked_cents
 from bot.domain.lifecycle import State
 from bot.domain.money import Entry, LedgerEntry, dollars
 from bot.domain.records import CapacityRecord
@@ -186,6 +187,31 @@ def summary_line(record: CapacityRecord) -> str:
     return (
         f"{STATE_ICONS[record.state]} *{record.id}* {r.count}x {r.instance_type} "
         f"{window(record)}{what} · {money_short(record)} · _{record.state.label}_"
+        f"{open_extension(record)}"
+    )
+
+
+_EXTENSION_WORDS = {
+    ExtensionStatus.PENDING_APPROVAL: "waiting for approval",
+    ExtensionStatus.APPROVED: "approved, being bought",
+    ExtensionStatus.PURCHASING: "being bought",
+    ExtensionStatus.PAYMENT_PENDING: "bought, AWS's payment pending",
+    ExtensionStatus.UNKNOWN: "outcome unknown, being checked",
+}
+
+
+def open_extension(record: CapacityRecord) -> str:
+    """An extension asked for and not settled yet, for a list line ("" when none): what
+    waits for approvers is the ledger's asked figure; once approved it is in `held`."""
+    ext = record.extension
+    if ext is None or not ext.status.open:
+        return ""
+    days = ext.offer.hours // 24
+    asked = asked_cents(record)
+    fee = f" for {usd(dollars(asked))}" if asked else ""
+    return (
+        f"\n    ↳ extension {ext.number}: {days} d more to {when(ext.offer.end)}{fee}, "
+        f"{_EXTENSION_WORDS.get(ext.status, ext.status.value.replace('_', ' '))}"
     )
 
 
@@ -295,11 +321,57 @@ def status_summary_blocks(record: CapacityRecord) -> list[Block]:
     return [section(text)]
 
 
-def status_blocks(record: CapacityRecord, history: list[AuditEntry]) -> list[Block]:
+HISTORY_PAGE = 10  # history lines a status shows at a time
+SAMPLED = "sampled"  # the audit action of a utilisation sample
+
+
+def history_lines(history: list[AuditEntry]) -> list[str]:
+    """The history as lines, oldest first, each run of samples by gpu-bot folded into one
+    (a block sampled for days would otherwise push every decision off the page)."""
+    lines: list[str] = []
+    run: list[AuditEntry] = []
+
+    def fold() -> None:
+        if len(run) == 1:
+            lines.append(history_line(run[0]))
+        elif run:
+            first, last = run[0], run[-1]
+            lines.append(
+                f"{when(first.at)} → {when(last.at)}: sampled {len(run)} times by {BOT}, "
+                f"the last: {esc(last.detail)}"
+            )
+        run.clear()
+
+    for entry in history:
+        if entry.action == SAMPLED and entry.actor == BOT:
+            run.append(entry)
+            continue
+        fold()
+        lines.append(history_line(entry))
+    fold()
+    return lines
+
+
+def status_blocks(record: CapacityRecord, history: list[AuditEntry], page: int = 1) -> list[Block]:
+    """The request in full, and a page of its history (1: the latest lines); a note says
+    how many earlier lines are hidden and which command shows them."""
     blocks = request_card(record, with_buttons=False) + ledger_blocks(record)
-    if history:
-        lines = "\n".join(history_line(entry) for entry in history)
-        blocks.append(context(lines))
+    lines = history_lines(history)
+    end = max(len(lines) - (page - 1) * HISTORY_PAGE, 0)
+    shown = lines[max(end - HISTORY_PAGE, 0) : end]
+    if shown:
+        blocks.append(context("\n".join(shown)))
+    hidden = max(end - HISTORY_PAGE, 0)
+    if hidden:
+        more = f"/gpu status {record.id} history {page + 1}"
+        words = "earlier line is" if hidden == 1 else "earlier lines are"
+        blocks.append(
+            context(
+                f"{hidden} {words} hidden: `{more}` shows the next {min(hidden, HISTORY_PAGE)}."
+            )
+        )
+    elif not shown and lines:
+        blocks.append(context(f"No more history: it has {len(lines)} lines."))
     return blocks
 
 
@@ -383,7 +455,7 @@ def requester_update(record: CapacityRecord) -> str:
     reservation = record.reservation
     if record.state is State.ACTIVE and reservation is not None:
         return f":large_green_circle: Your GPU request *{record.id}* is active. " + usage(
-            reservation
+            reservation, record.id
         )
     launch = _window_launch(record)
     if record.state is State.ACTIVE and launch is not None:

@@ -52,7 +52,10 @@ def idle_alert(
 ) -> Message:
     """To the requester: nothing has run for `idle_for` while it bills; `idle_usd`: what
     the instance-hours billed and not used cost so far, every idle stretch together."""
-    again = " Told again after 12 h idle." if step is IdleStep.AGAIN else ""
+    again = {
+        IdleStep.AGAIN: " Told again after 12 h idle.",
+        IdleStep.ESCALATE: " The approvers were told too.",
+    }.get(step, "")
     head = (
         f":zzz: Nothing has run in request {request_id}'s {kind.label} for "
         f"{human_duration(idle_for)}, and it bills whether instances run or not.{again}"

@@ -137,3 +137,21 @@ class WatchRef(ButtonValue):
         if not WATCH_ID.fullmatch(text):
             raise cls.malformed(text)
         return cls(text)
+
+
+@dataclass(frozen=True)
+class WatchAskRef(ButtonValue):
+    """The Watch button beside a quote's outlook line: the request, as `/gpu watch` takes
+    it (checked again as typed text when pressed)."""
+
+    expected: ClassVar[str] = "a request such as 8x p5.48xlarge 3d from 2026-12-14"
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        if not text.strip() or len(text) > 1000:
+            raise cls.malformed(text)
+        return cls(text)

@@ -3,10 +3,12 @@ and Submit for approval), the end, the list with Stop buttons."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.blocks.elements import Block, actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
 from bot.blocks.quote import quote_blocks, request_title
-from bot.blocks.text import esc, usd, when
+from bot.blocks.text import esc, usd, user, when
 from bot.blocks.values import WatchRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.audit import AuditEntry
@@ -14,7 +16,7 @@ from bot.domain.grammar import render_duration
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
 from bot.domain.records import CapacityRecord
-from bot.domain.watch import Watch, WatchState
+from bot.domain.watch import Watch, WatchState, stopper
 
 MOST_LISTED = 40
 
@@ -55,9 +57,11 @@ def match_blocks(
     offering: Offering,
     limits: SpendingPolicy,
     problem: str | None,
+    withdrawn: Sequence[str] = (),
 ) -> list[Block]:
     """The match: what was found, the comparison for it, and Submit for approval (or,
-    with auto=submit, that it was submitted)."""
+    with auto=submit, that it was submitted); `withdrawn`: the earlier matches' requests
+    this better one replaced."""
     zone = f" in {esc(offering.zone)}" if offering.zone else ""
     head = (
         f":dart: *Watch {watch.id} found it:* {offering.kind.value} {offering.count}x "
@@ -66,6 +70,14 @@ def match_blocks(
         f"instance-hour). The fee is checked again when it is bought."
     )
     blocks: list[Block] = [section(head)]
+    if withdrawn:
+        earlier = ", ".join(withdrawn)
+        blocks.append(
+            section(
+                f":arrows_counterclockwise: Withdrew {earlier}, the earlier match: this one "
+                "is better."
+            )
+        )
     if record.quote is None:
         return blocks
     waiting = record.state is State.QUOTED
@@ -77,8 +89,15 @@ def match_blocks(
     return blocks
 
 
+def ended_words(watch: Watch) -> str:
+    """Why the watch ended, for mrkdwn: who stopped it as a mention."""
+    note = watch.ended_note or "it ended"
+    who = stopper(note)
+    return f"stopped by {user(who)}" if who else esc(note)
+
+
 def ended_text(watch: Watch) -> str:
-    why = esc(watch.ended_note or "it ended")
+    why = ended_words(watch)
     if watch.sent:
         n = len(watch.sent)
         return f"Watch {watch.id} has ended ({why}); it sent {n} match{'es' if n != 1 else ''}."
@@ -97,7 +116,10 @@ def watch_line(watch: Watch, everyone: bool) -> str:
     who = f" · <@{watch.watcher}>" if everyone else ""
     sent = len(watch.sent)
     found = f" · {sent} match{'es' if sent != 1 else ''} sent" if sent else ""
-    return f"*{watch.id}* · {watch.state.value}{who}{found}\n{watch_summary(watch)}"
+    state = watch.state.value
+    if watch.state is not WatchState.WATCHING and watch.ended_note:
+        state = ended_words(watch)
+    return f"*{watch.id}* · {state}{who}{found}\n{watch_summary(watch)}"
 
 
 def stop_button(watch: Watch) -> Block:
@@ -122,8 +144,14 @@ def watches_blocks(watches: list[Watch], everyone: bool) -> list[Block]:
     return blocks
 
 
-def watch_status_blocks(watch: Watch, history: list[AuditEntry]) -> list[Block]:
+def watch_status_blocks(
+    watch: Watch, history: list[AuditEntry], matches: Sequence[CapacityRecord] = ()
+) -> list[Block]:
+    """The watch, what it saw, the requests its matches made and its history."""
     blocks: list[Block] = [section(watch_line(watch, everyone=False))]
+    if matches:
+        made = " · ".join(f"*{r.id}* {r.state.label}" for r in matches)
+        blocks.append(section(f"Matches, as the requests they made: {made}"))
     if watch.best_seen is None and watch.state is WatchState.WATCHING:
         blocks.append(context("Nothing offered for it yet: it keeps looking."))
     if watch.best_seen is not None:
@@ -139,7 +167,7 @@ def watch_status_blocks(watch: Watch, history: list[AuditEntry]) -> list[Block]:
         detail = entry.detail if len(entry.detail) <= 80 else entry.detail[:60] + "…"
         blocks.append(context(f"{when(entry.at)} · {esc(entry.action)} · {esc(detail)}"))
     if watch.ended_note:
-        blocks.append(context(f"Ended: {esc(watch.ended_note)}"))
+        blocks.append(context(f"Ended: {ended_words(watch)}"))
     if watch.state is WatchState.WATCHING:
         blocks.append(actions(f"watch:{watch.id}", stop_button(watch)))
     return blocks

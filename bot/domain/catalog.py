@@ -44,6 +44,7 @@ class InstanceType(_Frozen):
     capacity_blocks: OfferingAvailability
     training_plans: OfferingAvailability
     sagemaker_name: str
+    vcpus: int | None = None  # DescribeInstanceTypes VCpuInfo.DefaultVCpus, where recorded
 
     @property
     def family(self) -> str:

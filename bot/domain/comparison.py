@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.domain import offering_rules as rules
 from bot.domain.catalog import Catalog, InstanceType
+from bot.domain.future_reservation import AHEAD, AT_WINDOW, reserves_ahead
 from bot.domain.market import HourlyPrice, MarketSnapshot, Offering, PriceSource
 from bot.domain.request import CapacityRequest, Environment, Workload
 from bot.domain.words import counted
@@ -65,6 +66,9 @@ class Option(BaseModel):
     upfront: bool = False
     interruptible: bool = False
     guaranteed: bool = False
+    # An ODCR the bot asks for at approval as a future-dated Capacity Reservation
+    # (future_reservation.py); otherwise one is made when the window opens.
+    reserved_ahead: bool = False
     break_even_utilization: float | None = None  # reserved kinds, as a fraction
     # What the break-even compares with: the quote's On-Demand, or SageMaker's On-Demand
     # rate for a training plan when the request may run on EC2 (its On-Demand is EC2's),
@@ -299,10 +303,10 @@ def assess_training_plan(
 
 
 def assess_on_demand_reservation(
-    request: CapacityRequest, snapshot: MarketSnapshot, instance: InstanceType
+    request: CapacityRequest, snapshot: MarketSnapshot, instance: InstanceType, now: datetime
 ) -> Option:
     kind = OptionKind.ON_DEMAND_RESERVATION
-    flags = {"guaranteed": True}
+    flags = {"guaranteed": False}  # made when the window opens: see future_reservation.py
     if request.environment is Environment.SAGEMAKER:
         return _ineligible(
             kind, "On-Demand Capacity Reservations reserve EC2 instances, not SageMaker", **flags
@@ -310,7 +314,12 @@ def assess_on_demand_reservation(
     rate = snapshot.on_demand
     if rate is None:
         return _ineligible(kind, snapshot.errors.get("on-demand", "no On-Demand price"), **flags)
+    ahead = reserves_ahead(
+        instance.instance_type, instance.vcpus, request.count, request.start, now
+    )
+    when = AHEAD if ahead else AT_WINDOW
     reasons = [
+        when[0].upper() + when[1:],
         "billed at the On-Demand rate for the whole window, used or not: no discount "
         "without a long-term commitment",
         "meant for steady, planned workloads rather than short or exploratory ones",
@@ -332,6 +341,7 @@ def assess_on_demand_reservation(
         billed_instances=request.count,
         billed_hours=float(request.duration_hours),
         price_source=rate.source,
+        reserved_ahead=ahead,
         **flags,
     )
 
@@ -346,7 +356,7 @@ def assess_options(
         assess_spot(request, snapshot),
         assess_capacity_block(request, snapshot, instance, now),
         assess_training_plan(request, snapshot, instance),
-        assess_on_demand_reservation(request, snapshot, instance),
+        assess_on_demand_reservation(request, snapshot, instance, now),
     ]
 
 

@@ -241,10 +241,12 @@ class Noted(Event):
 class Sampled(Event):
     """What runs in it was measured (the record's `usage`). `alert`: the idle step due
     now (bot.domain.sampling.IdleStep, 0 for none) for the idle stretch that began at
-    `stretch`; the alert's job is written with it."""
+    `stretch`; the alert's job is written with it. `told`: the step the stretch had been
+    told before (below TELL after a gap in sampling: the requester never heard of it)."""
 
     alert: int = 0
     stretch: str = ""
+    told: int = 0
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.domain.budgets import BudgetCheck, OverBudget, judge_approval
 from bot.domain.decisions import Approval, Outcome
 from bot.domain.offering_rules import CB_MAX_DAYS, capacity_block_duration_valid
+
+if TYPE_CHECKING:  # approval reads records, which read this module
+    from bot.domain.approval import SpendingPolicy
 
 # A Capacity Block can be extended between 1 hour and 56 days before it expires.
 EXTEND_LATEST = timedelta(hours=1)
@@ -120,6 +124,20 @@ def extension_refusal(kind: str, start: datetime, end: datetime, now: datetime) 
     if (end - start) >= timedelta(days=CB_MAX_DAYS):
         return "it already lasts 182 days, the longest AWS allows"
     return None
+
+
+def beyond_the_limit(offer: ExtensionOffer, paid_usd: float, policy: SpendingPolicy) -> str | None:
+    """Why no extension can be asked for when even `offer` (the shortest AWS sells: a
+    day) would take the request's total above the limit for one request, or None. A
+    Capacity Block is extended by whole days, so nothing shorter could fit."""
+    if policy.judge(offer.fee_usd, paid_before_usd=paid_usd).refusal is None:
+        return None
+    cap = policy.max_request_usd or 0.0
+    return (
+        f"one more day costs ${offer.fee_usd:,.2f} and would take it to "
+        f"${paid_usd + offer.fee_usd:,.2f} in all, above the ${cap:,.2f} limit for one "
+        "request (nothing shorter than a day can be bought): ask for a new request instead"
+    )
 
 
 def extension_hours_valid(current_hours: int, extra_hours: int) -> bool:

@@ -100,6 +100,10 @@ def owed(record: CapacityRecord) -> Owed:
             base = Owed(held=most, held_why=f"the approved {kind.label}'s fee")
     elif kind is OptionKind.ON_DEMAND_RESERVATION:
         base = _reservation_hours(record)
+    elif state is State.PAYMENT_PENDING:
+        # AWS took the order; the fee is charged once its payment clears (it may fail).
+        fee = res.fee_usd if res.fee_usd is not None else record.most_usd
+        base = Owed(held=cents(fee), held_why=f"the {kind.label}'s fee until AWS says it is paid")
     elif state is not State.FAILED:
         fee = res.fee_usd if res.fee_usd is not None else record.most_usd
         why = f"the {kind.label}'s fee" + (" and its extensions" if record.extended_usd else "")

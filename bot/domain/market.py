@@ -103,3 +103,6 @@ class MarketSnapshot(_Frozen):
     # What was left out of an answer that otherwise came back, by source name: one line each
     # (an offering without a fee, a fee in another currency, a zone the account cannot use).
     notes: dict[str, tuple[str, ...]] = {}
+    # The offering searches AWS answered ("capacity-block", "training-plan"): what the
+    # capacity outlook remembers (a search not made, or failed, saw nothing either way).
+    searched: tuple[str, ...] = ()

@@ -41,6 +41,7 @@ _EC2_STATES = {
     "failed": State.FAILED,
     "cancelled": State.FAILED,
     "unavailable": State.FAILED,
+    "unsupported": State.FAILED,  # a future-dated reservation AWS declined
 }
 _PLAN_STATES = {
     "Pending": State.PAYMENT_PENDING,
@@ -115,6 +116,17 @@ def client_token(namespace: str, request_id: str, attempt: int) -> str:
     if len(token) > CLIENT_TOKEN_MAX or not token.isascii():
         raise ValueError(f"no valid client token for {request_id} attempt {attempt}")
     return token
+
+
+def zone_client_token(token: str, region: str, zone: str) -> str:
+    """The attempt's ClientToken for one zone (the zone's letter appended): a reservation
+    tried in a second zone after the first had no capacity is a new request, while a
+    re-send to the same zone finds the same reservation."""
+    suffix = zone.removeprefix(region) if zone.startswith(region) else zone
+    zoned = f"{token}:{suffix}"
+    if len(zoned) > CLIENT_TOKEN_MAX or not zoned.isascii():
+        raise ValueError(f"no valid client token for {token} in {zone}")
+    return zoned
 
 
 def purchase_tags(

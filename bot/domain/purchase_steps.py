@@ -14,6 +14,7 @@ from datetime import datetime
 from bot.domain import events as on
 from bot.domain.buy_once import lease
 from bot.domain.comparison import OptionKind
+from bot.domain.future_reservation import DECLINED, DECLINED_STATE
 from bot.domain.lifecycle import TRANSITIONS, State
 from bot.domain.purchase import client_token, lifecycle_state, plan_name
 from bot.domain.recommendation import Quote
@@ -39,6 +40,7 @@ def attempt_started(
     namespace: str,
     default_account: str,
     now: datetime,
+    start_ahead: bool = False,
 ) -> Transition | None:
     """approved -> purchasing (or a new attempt after a refused one), with the attempt
     recorded before any AWS call: its offering, account, the amount approved, its lease
@@ -62,6 +64,7 @@ def attempt_started(
         approved_usd=record.choice.total_usd,
         lease_until=lease(now),
         token=token,
+        start_ahead=start_ahead,
     )
     return moved(
         record,
@@ -177,7 +180,9 @@ def tracked(
     if target is not None and target is not record.state and target in TRANSITIONS[record.state]:
         state = target
     update: dict[str, object] = {"reservation": fresh, "updated_at": now, "state": state}
-    if state is State.FAILED:
+    if state is State.FAILED and fresh.state == DECLINED_STATE:
+        update["failure"] = DECLINED
+    elif state is State.FAILED:
         update["failure"] = f"AWS reports {fresh.state}: {fresh.state_reason or 'no reason given'}"
     return moved(record, on.Tracked(moved_on=state is not record.state), **update)
 

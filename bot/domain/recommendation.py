@@ -14,10 +14,13 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.budgets import BudgetCheck
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import Option, OptionKind, assess_options, scarce
+from bot.domain.future_reservation import AHEAD, AT_WINDOW
 from bot.domain.learning import LearnedUtil
 from bot.domain.market import MarketSnapshot
+from bot.domain.offering_rules import CB_MAX_AHEAD, capacity_block_start_too_far
 from bot.domain.request import CapacityRequest, Workload
 from bot.domain.words import percent
 
@@ -56,6 +59,12 @@ class Quote(BaseModel):
     recommendation: Recommendation
     regions: list[RegionQuote] = []  # every region searched, when there were several
     learned: LearnedUtil | None = None  # the team's measured util, used for want of util=
+    # One line from the capacity outlook, when no block or plan fits or the start is closer
+    # than such offerings were usually seen (bot/services/outlook.py `note_for`).
+    outlook_note: str | None = None
+    # The team's month with the recommended option's most, as the ledger kept it when
+    # quoted (None: no budget): seen before Submit, as approvers see it after.
+    budget: BudgetCheck | None = None
 
     def option(self, kind: OptionKind) -> Option:
         return next(o for o in self.options if o.kind is kind)
@@ -157,7 +166,7 @@ def _choose(
     best_flexible = _cheapest(flexible)
     critical = request.workload in TIME_CRITICAL
     if best_reserved and (critical or not best_flexible):
-        reasons = [_why_reserved(request, critical)]
+        reasons = [_why_reserved(request, critical, best_reserved)]
         reasons.append(_cost_line(best_reserved, best_flexible, request))
         if best_flexible and _total(best_reserved) > _total(best_flexible):
             warnings.append(
@@ -170,7 +179,9 @@ def _choose(
         # Cheaper, or the same: a guarantee that costs nothing more is taken.
         return best_reserved, [
             _cost_line(best_reserved, best_flexible, request),
-            "it also guarantees the window",
+            "it also guarantees the window"
+            if best_reserved.kind is not OptionKind.ON_DEMAND_RESERVATION
+            else f"it also holds capacity, but {_odcr_terms(best_reserved)}",
         ]
     assert best_flexible is not None
     chosen = best_flexible
@@ -183,10 +194,17 @@ def _choose(
         reasons.append(_cost_line(chosen, best_reserved, request))
     if best_reserved:
         # Dearer than the choice here (the branch above takes it otherwise).
-        reasons.append(
-            f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the window "
-            f"for {_usd(_total(best_reserved) - _total(chosen))} more"
-        )
+        more = _usd(_total(best_reserved) - _total(chosen))
+        if best_reserved.kind is OptionKind.ON_DEMAND_RESERVATION:
+            reasons.append(
+                f"{_a(best_reserved.kind.label)} costs {more} more, but "
+                f"{_odcr_terms(best_reserved)}"
+            )
+        else:
+            reasons.append(
+                f"if the start cannot slip, {_a(best_reserved.kind.label)} guarantees the "
+                f"window for {more} more"
+            )
     return chosen, reasons
 
 
@@ -238,7 +256,17 @@ def _why_on_demand_reservation(blocks_or_plans: list[Option]) -> str:
     )
 
 
-def _why_reserved(request: CapacityRequest, critical: bool) -> str:
+def _odcr_terms(option: Option) -> str:
+    """When an ODCR holds capacity: asked ahead (AWS may decline) or made at the window."""
+    return AHEAD if option.reserved_ahead else AT_WINDOW
+
+
+def _why_reserved(request: CapacityRequest, critical: bool, best: Option) -> str:
+    if critical and best.kind is OptionKind.ON_DEMAND_RESERVATION:
+        return (
+            f"availability is critical for {_a(request.workload.value)}: a reservation "
+            f"holds capacity and On-Demand does not, but {_odcr_terms(best)}"
+        )
     if critical:
         return (
             f"availability is critical for {_a(request.workload.value)}: a reservation "
@@ -272,6 +300,9 @@ def _cost_line(first: Option, second: Option | None, request: CapacityRequest) -
 
 
 def _timing_warnings(request: CapacityRequest, now: datetime) -> list[str]:
+    far = _far_ahead(request, now)
+    if far is not None:
+        return [far]
     if request.workload not in TIME_CRITICAL:
         return []
     lead = request.start - now
@@ -283,6 +314,20 @@ def _timing_warnings(request: CapacityRequest, now: datetime) -> list[str]:
         "advises planning production launches and large events at least 3 weeks ahead, "
         "with your account team"
     ]
+
+
+def _far_ahead(request: CapacityRequest, now: datetime) -> str | None:
+    """What can be bought for a start beyond the 8 weeks AWS sells blocks and plans
+    ahead, and when a watch can take it (a watch looks at most that far ahead)."""
+    if not capacity_block_start_too_far(request.start, now):
+        return None
+    earliest = (request.start - CB_MAX_AHEAD).date().isoformat()
+    return (
+        f"it starts more than 8 weeks from now: no Capacity Block or training plan can be "
+        f"bought for it before {earliest}; until then only On-Demand (or Spot) and an "
+        "On-Demand Capacity Reservation made when the window opens can be asked for. "
+        f"From {earliest}, `/gpu watch` can watch for a block or plan for it"
+    )
 
 
 def _cheapest(options: list[Option]) -> Option | None:

@@ -76,6 +76,9 @@ class PurchaseAttempt(_Frozen):
     token: str
     # Why AWS refused this attempt, when it surely bought nothing ("" when not refused).
     refused: str = ""
+    # An ODCR asked at approval as a future-dated Capacity Reservation (StartDate): fixed
+    # per attempt, so a re-send or a reconcile asks exactly what was asked.
+    start_ahead: bool = False
 
 
 class SlackMessage(_Frozen):

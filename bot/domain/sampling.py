@@ -21,6 +21,7 @@ from enum import IntEnum
 from bot.domain import events as on
 from bot.domain.cleanup import CleanupPrompt, PromptStatus
 from bot.domain.comparison import OptionKind
+from bot.domain.future_reservation import COMMITTED
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.transitions import Transition, TransitionRefused
@@ -160,6 +161,11 @@ def hourly_usd(record: CapacityRecord, on_demand_hourly: float | None) -> float 
 MEASURED = frozenset({State.ACTIVE, State.EXPIRING})  # the states a reservation bills in
 
 
+def committed(record: CapacityRecord) -> bool:
+    """An ODCR bought ahead (future-dated) is committed for its whole window."""
+    return record.attempt is not None and record.attempt.start_ahead
+
+
 def released(record: CapacityRecord, who: Viewer, now: datetime) -> Transition:
     """An idle ODCR given back now, by its requester or an approver (as the cleanup
     prompt's answers): it ends now, its use is counted to now, and the cleanup starts at
@@ -178,6 +184,8 @@ def released(record: CapacityRecord, who: Viewer, now: datetime) -> Transition:
         raise TransitionRefused(
             f"Request {record.id} is {record.state.label}: there is nothing to release."
         )
+    if committed(record):
+        raise TransitionRefused(f"{record.id} cannot be released: {COMMITTED}.")
     running = record.usage.running if record.usage else 0
     usage = advance(record.usage, Sample(now, running), window_of(record))
     prompt = CleanupPrompt(status=PromptStatus.CLEANING, next_at=now, answered_by=who.user)
@@ -268,6 +276,7 @@ def sampled(
     old = record.usage
     usage = advance(old, sample, window_of(record))
     step = alert_due(usage, now, idle_alert) if bills_now(record, now) else IdleStep.NONE
+    told = usage.idle_alerts
     if step is not IdleStep.NONE:
         usage = usage.model_copy(update={"idle_alerts": int(step)})
     last = old.last_sample_at if old is not None else None
@@ -276,7 +285,8 @@ def sampled(
         return None
     stretch = usage.idle_since.isoformat() if usage.idle_since and step else ""
     return Transition(
-        record.model_copy(update={"usage": usage}), on.Sampled(alert=int(step), stretch=stretch)
+        record.model_copy(update={"usage": usage}),
+        on.Sampled(alert=int(step), stretch=stretch, told=told if step else 0),
     )
 
 

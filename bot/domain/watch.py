@@ -8,6 +8,7 @@ the shared question several watches ask with one AWS call, and how often to ask.
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime, time, timedelta
 from enum import StrEnum
 
@@ -297,3 +298,23 @@ def normalise_watch_id(raw: str) -> str:
 
 def utc(when: datetime) -> datetime:
     return when.astimezone(UTC)
+
+
+STOPPED_BY_WATCHER = "stopped by its watcher"
+_STOPPED_BY = re.compile(r"stopped by ([UW][A-Z0-9]{2,})")
+
+
+def stopped_by(user: str) -> str:
+    """The note of a watch stopped by someone else: their user id (shown as a mention)."""
+    return f"stopped by {user}"
+
+
+def stopper(note: str) -> str | None:
+    """Who stopped a watch, from its note, when it was not its watcher."""
+    found = _STOPPED_BY.fullmatch(note)
+    return found.group(1) if found else None
+
+
+def match_key(watch_id: str, offering_id: str) -> str:
+    """The key of the request a match made (one per watch and offering)."""
+    return f"watch:{watch_id}:{offering_id}"

@@ -14,6 +14,8 @@ from bot.services.deploying import DeployService
 from bot.services.extensions import ExtensionService
 from bot.services.jobs import JobRegistry
 from bot.services.notifications import NotificationService
+from bot.services.outlook import OutlookService
+from bot.services.outlook_scan import OutlookScan
 from bot.services.ports import Clock, Metrics, Store
 from bot.services.purchasing import PurchaseService
 from bot.services.quoting import QuoteService
@@ -55,12 +57,16 @@ class Services:
     after_ack: AfterAck
     metrics: Metrics
     watches: WatchService
+    outlook: OutlookService
+    outlook_scan: OutlookScan
 
     def start_up(self) -> None:
         """What each worker does once its store answers: index records written before the
-        ledger (once; later starts skip it), and schedule this month's spend summary."""
+        ledger (once; later starts skip it), schedule this month's spend summary and the
+        outlook scan's round (when shapes are configured)."""
         self.store.index_ledger(self.clock.now())
         self.spend_summary.seed()
+        self.outlook_scan.seed()
 
     def close(self) -> None:
         self.after_ack.shutdown(wait=True)

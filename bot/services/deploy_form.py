@@ -51,7 +51,9 @@ class FormInput:
             )
 
     def _models(self, text: str) -> tuple[ModelNeed, ...]:
+        """Every line read; what is wrong with each is said at once, not the first only."""
         models: list[ModelNeed] = []
+        wrong: list[str] = []
         for line in (p.strip() for p in re.split(r"[\n;]+", text)):
             if not line:
                 continue
@@ -59,14 +61,16 @@ class FormInput:
             try:
                 model = parse_model(line)
             except ModelError as exc:
-                self.errors[FormBlock.DEPLOY_MODELS.value] = str(exc)
-                return ()
+                wrong.append(str(exc))
+                continue
             if any(m.name == model.name for m in models):
-                self.errors[FormBlock.DEPLOY_MODELS.value] = f"{model.name} is named twice."
-                return ()
+                wrong.append(f"{model.name} is named twice.")
+                continue
             models.append(model)
-        if not models:
-            self.errors[FormBlock.DEPLOY_MODELS.value] = f"Name at least one model: {MODEL_FORM}."
+        if not models and not wrong:
+            wrong.append(f"Name at least one model: {MODEL_FORM}.")
+        if wrong:
+            self.errors[FormBlock.DEPLOY_MODELS.value] = " ".join(wrong)[:MAX_ERROR]
         return tuple(models)
 
     def _count(self, text: str) -> int:
@@ -76,11 +80,17 @@ class FormInput:
         return int(text)
 
 
-def field_errors(refusals: tuple[Refusal, ...]) -> dict[str, str]:
-    """Each refusal on its field; several on one field are joined."""
-    errors: dict[str, str] = {}
+def field_errors(
+    refusals: tuple[Refusal, ...], errors: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each refusal on its field, in words (the rule's id is for logs and the CLI's
+    JSON); several on one field, and `errors` already found, are joined."""
+    merged = dict(errors or {})
     for r in refusals:
-        field = RULE_FIELDS.get(r.rule, FormBlock.DEPLOY_MODELS).value
-        text = f"{r.message} [{r.rule.value}]"
-        errors[field] = f"{errors[field]} {text}" if field in errors else text
-    return {k: v[:MAX_ERROR] for k, v in errors.items()}
+        add(merged, RULE_FIELDS.get(r.rule, FormBlock.DEPLOY_MODELS).value, r.message)
+    return {k: v[:MAX_ERROR] for k, v in merged.items()}
+
+
+def add(errors: dict[str, str], field: str, text: str) -> None:
+    """`text` on `field`, after what is already said there."""
+    errors[field] = f"{errors[field]} {text}" if field in errors else text

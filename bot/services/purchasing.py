@@ -21,7 +21,9 @@ from datetime import datetime, timedelta
 from bot.domain import purchase_steps as steps
 from bot.domain.audit import BOT
 from bot.domain.buy_once import Stage, Step, look_again_at, next_step
+from bot.domain.catalog import UnknownInstanceType
 from bot.domain.comparison import OptionKind
+from bot.domain.future_reservation import reserves_ahead
 from bot.domain.lifecycle import State
 from bot.domain.purchase import block_limit_refusal, offering_moved, purchase_tags
 from bot.domain.purchase_steps import MARKED_FAILED
@@ -91,13 +93,15 @@ class PurchaseService:
         if step.step is Step.CLAIM:
             if record.choice.kind in NOTHING_TO_BUY:
                 return self._schedule_window(record)
+            ahead = False
             if record.choice.kind is OptionKind.ON_DEMAND_RESERVATION:
+                ahead = self._reserves_ahead(record, now)
                 opens = record.request.start - RESERVATION_LEAD
-                if now < opens:
+                if now < opens and not ahead:
                     raise RetryLater(
                         opens, "an On-Demand Capacity Reservation starts with its window"
                     )
-            won = self._begin_attempt(record)
+            won = self._begin_attempt(record, ahead)
             return self._buy(won) if won is not None else self.store.get(request_id)
         if step.step is Step.WAIT:
             assert step.until is not None
@@ -127,7 +131,16 @@ class PurchaseService:
         )
         return saved
 
-    def _begin_attempt(self, record: CapacityRecord) -> CapacityRecord | None:
+    def _reserves_ahead(self, record: CapacityRecord, now: datetime) -> bool:
+        """An ODCR AWS would take as a future-dated Capacity Reservation is asked now."""
+        request = record.request
+        try:
+            vcpus = self.quotes.catalog.instance(request.instance_type).vcpus
+        except UnknownInstanceType:
+            vcpus = None
+        return reserves_ahead(request.instance_type, vcpus, request.count, request.start, now)
+
+    def _begin_attempt(self, record: CapacityRecord, ahead: bool = False) -> CapacityRecord | None:
         """Win approved -> purchasing (or a new attempt after a refused one) and record
         the attempt; None when someone else won."""
         assert record.choice is not None
@@ -135,7 +148,13 @@ class PurchaseService:
 
         def begin(r: CapacityRecord) -> Change | None:
             step = steps.attempt_started(
-                r, seen_state, seen_attempts, self.namespace, self.default_account, self.clock.now()
+                r,
+                seen_state,
+                seen_attempts,
+                self.namespace,
+                self.default_account,
+                self.clock.now(),
+                start_ahead=ahead,
             )
             if step is None:
                 return None
@@ -166,6 +185,7 @@ class PurchaseService:
             token=attempt.token,
             tags=purchase_tags(self.namespace, record.id, record.requester, record.approvers),
             fee_usd=fee,
+            start_ahead=attempt.start_ahead,
         )
 
     def _buy(self, record: CapacityRecord) -> CapacityRecord | None:

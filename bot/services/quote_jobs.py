@@ -4,9 +4,11 @@ or compare a request that is not stored (`/gpu quote`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from bot.domain.lifecycle import State
-from bot.domain.recommendation import Quote
+from bot.domain.outlook import Search
+from bot.domain.recommendation import Quote, most_usd
 from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest
 from bot.domain.transitions import quote_failed, quoted
@@ -27,7 +29,10 @@ class QuoteJobs:
         notifier: Notifier,
         clock: Clock,
         ledger: SpendLedger | None = None,
+        outlook_note: Callable[[Quote], str | None] | None = None,
     ) -> None:
+        """`outlook_note`: the capacity outlook's line for a quote (None: no line)."""
+        self.outlook_note = outlook_note
         self.ledger = ledger or SpendLedger(changes.store, now=changes.now)
         self.changes = changes
         self.store = changes.store
@@ -36,10 +41,12 @@ class QuoteJobs:
         self.clock = clock
 
     def run_quote_only(self, job: QuoteOnlyJob) -> None:
-        """The `quote-only` job."""
+        """The `quote-only` job. What its searches saw is recorded after it is shown."""
         team = self.ledger.team_of(job.user, job.channel)
-        quote = self._quote(job.request, team)
+        seen: list[Search] = []
+        quote = self._quote(job.request, team, seen)
         self.notifier.show_quote(job.user, job.response_url or None, quote)
+        self._record(seen)
 
     def run_quote(self, job: QuoteJob) -> CapacityRecord | None:
         """The quote job: quote a draft, then show the result. Safe to run twice: a
@@ -48,16 +55,22 @@ class QuoteJobs:
         record = self.store.get(job.request)
         if record is None:
             return None
+        seen: list[Search] = []
         if record.state is State.DRAFT:
-            record = self.quote(record)
+            record = self.quote(record, seen)
         if record.state in (State.QUOTED, State.FAILED):
             self.notifier.quote_ready(record, job.response_url or None)
+        self._record(seen)
         return record
 
-    def quote(self, record: CapacityRecord) -> CapacityRecord:
+    def _record(self, seen: list[Search]) -> None:
+        if seen and self.quotes.record is not None:
+            self.quotes.record(seen)
+
+    def quote(self, record: CapacityRecord, seen: list[Search] | None = None) -> CapacityRecord:
         """draft -> quoted with the comparison, or -> failed with what went wrong."""
         try:
-            quote = self._quote(record.request, record.team_name)
+            quote = self._quote(record.request, record.team_name, seen)
         except Exception as exc:
             log.exception("quoting %s failed", record.id)
             failure = f"quoting failed: {exc}"
@@ -79,9 +92,17 @@ class QuoteJobs:
         assert saved is not None
         return saved
 
-    def _quote(self, request: CapacityRequest, team: str) -> Quote:
+    def _quote(self, request: CapacityRequest, team: str, seen: list[Search] | None) -> Quote:
         """The comparison, at the team's measured utilisation when the request gave no
         `util=` (the quote says so)."""
         asked, learned = self.ledger.with_learned_util(request, team)
-        quote = self.quotes.quote(asked)
-        return quote.model_copy(update={"learned": learned}) if learned else quote
+        quote = self.quotes.quote(asked, seen)
+        if learned:
+            quote = quote.model_copy(update={"learned": learned})
+        kind = quote.recommendation.kind
+        if kind is not None:
+            most = most_usd(quote.option(kind))
+            budget = self.ledger.quote_check(team, request.start, most)
+            quote = quote.model_copy(update={"budget": budget}) if budget else quote
+        note = self.outlook_note(quote) if self.outlook_note else None
+        return quote.model_copy(update={"outlook_note": note}) if note else quote

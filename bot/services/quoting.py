@@ -8,7 +8,7 @@ asked of the market.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from bot.domain.approval import SpendingPolicy
@@ -16,6 +16,7 @@ from bot.domain.catalog import Catalog
 from bot.domain.comparison import assess_options
 from bot.domain.grammar import RequestSyntaxError, parse_request
 from bot.domain.market import MarketSnapshot
+from bot.domain.outlook import Search, searches_in_quote
 from bot.domain.recommendation import Cap, Quote, Recommendation, build_quote, most_usd
 from bot.domain.records import DEFAULT_ACCOUNT
 from bot.domain.regions import choose_region
@@ -36,9 +37,12 @@ class QuoteService:
         default_region: str,
         accounts: Sequence[str] = (DEFAULT_ACCOUNT,),
         limits: SpendingPolicy | None = None,
+        record: Callable[[Sequence[Search]], None] | None = None,
     ) -> None:
         """`accounts`: the names a request may give as `account=` (the default first);
-        `limits`: the quote recommends among the options they let be submitted."""
+        `limits`: the quote recommends among the options they let be submitted;
+        `record`: where the offering searches a quote made are remembered (the outlook)."""
+        self.record = record
         self.market = market
         self.catalog = catalog
         self.clock = clock
@@ -90,7 +94,9 @@ class QuoteService:
         if not _sold:
             raise RequestSyntaxError(refused[0], accepted=self._where_to_look(request))
 
-    def quote(self, request: CapacityRequest) -> Quote:
+    def quote(self, request: CapacityRequest, seen: list[Search] | None = None) -> Quote:
+        """The comparison. The offering searches it made are remembered: added to `seen`
+        for the caller to record once the answer is shown, or without `seen` at once."""
         now = self.clock.now()
         sold, refused = self._sold_regions(request)
         if not sold:
@@ -98,14 +104,30 @@ class QuoteService:
             return _refused(request, reason, self.catalog, now)
         if searched_regions(request.region) is None:
             snapshot = self.market.snapshot(request, now)
+            self._seen([(request, snapshot)], now, seen)
             return build_quote(request, snapshot, self.catalog, now, self.cap)
         asked = [request.model_copy(update={"region": region}) for region in sold]
         snapshots = self.market.snapshots(asked, now)
+        self._seen(list(zip(asked, snapshots, strict=True)), now, seen)
         quotes = [
             build_quote(one, snapshot, self.catalog, now, self.cap)
             for one, snapshot in zip(asked, snapshots, strict=True)
         ]
         return choose_region(quotes, refused)
+
+    def _seen(
+        self,
+        asked: list[tuple[CapacityRequest, MarketSnapshot]],
+        now: datetime,
+        seen: list[Search] | None,
+    ) -> None:
+        if self.record is None:
+            return
+        searches = [s for one, snap in asked for s in searches_in_quote(one, snap, now)]
+        if seen is not None:
+            seen.extend(searches)
+        else:
+            self.record(searches)
 
     def quote_text(self, text: str) -> Quote:
         return self.quote(self.complete(self.parse(text)))

@@ -69,6 +69,9 @@ def _schedule(*jobs: Job) -> Jobs:
     return Jobs(schedule=list(jobs))
 
 
+TOLD_AFTER = timedelta(seconds=1)
+
+
 # --- the causes ---------------------------------------------------------------------------
 
 
@@ -185,7 +188,13 @@ def tell_idle(event: Event, old: CapacityRecord | None, new: CapacityRecord, now
     if not event.alert or not event.stretch:
         return Jobs()
     stretch = datetime.fromisoformat(event.stretch)
-    return _schedule(idle_alert_job(new.id, IdleStep(event.alert), stretch, now))
+    step = IdleStep(event.alert)
+    jobs = [idle_alert_job(new.id, step, stretch, now)]
+    if step is IdleStep.ESCALATE and event.told < IdleStep.TELL:
+        # A gap in sampling went past the requester's steps: they hear of it too, a
+        # second on (what else is due to them now goes first; DMs are paced a second).
+        jobs.append(idle_alert_job(new.id, IdleStep.TELL, stretch, now + TOLD_AFTER))
+    return _schedule(*jobs)
 
 
 # --- the table ----------------------------------------------------------------------------

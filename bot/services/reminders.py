@@ -24,6 +24,7 @@ from bot.blocks.reminders import (
     reminder_message,
     window_reminder_message,
 )
+from bot.domain.approval import SpendingPolicy
 from bot.domain.cleanup import (
     CleanupChoice,
     CleanupPrompt,
@@ -31,7 +32,12 @@ from bot.domain.cleanup import (
     Step,
     next_step,
 )
-from bot.domain.extension import DEFAULT_EXTENSION_HOURS, ExtensionOffer, extension_refusal
+from bot.domain.extension import (
+    DEFAULT_EXTENSION_HOURS,
+    ExtensionOffer,
+    beyond_the_limit,
+    extension_refusal,
+)
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import (
@@ -124,6 +130,7 @@ class ReminderService:
         approval_channel: str,
         extensions: ExtensionMarket | None = None,
         leftovers: Leftovers | None = None,
+        limits: SpendingPolicy | None = None,
     ) -> None:
         self.changes = changes
         self.store = changes.store
@@ -134,6 +141,7 @@ class ReminderService:
         self.approval_channel = approval_channel
         self.extensions = extensions
         self.leftovers = leftovers
+        self.limits = limits or SpendingPolicy()
 
     def register(self, jobs: JobRegistry) -> None:
         jobs.register(REMIND, self.send)
@@ -164,13 +172,17 @@ class ReminderService:
             self._note(record.id, "reminder-dropped", f"{reminder.kind.value}: {verdict.reason}")
             return
         offer = self._extension_offer(record) if reminder.kind.about_end else None
+        # Paid so far as the ledger keeps it: the spending policy judges the total.
+        paid = record.money.committed_usd
+        over = beyond_the_limit(offer, paid, self.limits) if offer else None
         message = reminder_message(
             record.id,
             reminder,
             reservation,
             now,
             late=verdict.verdict is Verdict.SEND_LATE,
-            extension=offer,
+            extension=None if over else offer,
+            not_extendable=over,
             more=_deploy_offer(record, reminder.kind),
         )
         self._send(reminder.delivery_key, record.requester, message)

@@ -23,6 +23,6 @@ class RequestQueries:
     def count_mine(self, user: str) -> int:
         return self.store.count_for_user(user)
 
-    def history(self, request_id: str, last: int = 10) -> list[AuditEntry]:
+    def history(self, request_id: str, last: int = 2000) -> list[AuditEntry]:
         """The request's latest audit entries, oldest first."""
         return self.store.audit(request_id, limit=last, newest=True)

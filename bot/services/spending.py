@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
-from bot.domain.budgets import BudgetCheck, OverBudget, TeamMonth
+from bot.domain.budgets import BudgetCheck, OverBudget, TeamMonth, month_of
 from bot.domain.deployment.record import Deployment
 from bot.domain.learning import LearnedUtil, learned_util
 from bot.domain.ledger import asked_cents, month_of_record
@@ -98,6 +98,25 @@ class SpendLedger:
             this_usd=round(this_usd, 2),
             pending_usd=dollars(max(totals.asked - own, 0)),
             pending_n=max(totals.asked_n - (1 if own else 0), 0),
+        )
+
+    def quote_check(self, team: str, start: datetime, this_usd: float) -> BudgetCheck | None:
+        """Where a request not yet submitted would take its team's month (None: the team
+        has no budget): the month's held and paid as kept now, and what waits for
+        approvers."""
+        budget = self.budgets.get(team)
+        if budget is None:
+            return None
+        month = month_of(start)
+        totals = self.store.team_month(team, month)
+        return BudgetCheck(
+            team=team,
+            month=month,
+            budget_usd=budget,
+            before_usd=dollars(totals.committed),
+            this_usd=round(this_usd, 2),
+            pending_usd=dollars(totals.asked),
+            pending_n=totals.asked_n,
         )
 
     # --- the report -------------------------------------------------------------------

@@ -34,6 +34,7 @@ from bot.domain.sampling import (
     MEASURED,
     IdleStep,
     Sample,
+    committed,
     hourly_usd,
     released,
     so_far,
@@ -218,7 +219,7 @@ class UsageService:
             measured.billed_instance_hours - measured.used_instance_hours if measured else 0
         )
         so_far_usd = rate * idle_hours / res.instances if rate and res.instances else None
-        releasable = res.kind is OptionKind.ON_DEMAND_RESERVATION
+        releasable = res.kind is OptionKind.ON_DEMAND_RESERVATION and not committed(record)
         key = f"idle:{record.id}:{int(job.stretch.timestamp())}:{int(job.step)}"
         if job.step is IdleStep.ESCALATE:
             message = idle_escalation(
@@ -226,8 +227,10 @@ class UsageService:
             )
             self._send(key, self.approval_channel, message)
             return
+        # Told after the approvers (a gap in sampling skipped the requester's steps): say so.
+        step = IdleStep.ESCALATE if usage.idle_alerts >= IdleStep.ESCALATE else job.step
         message = idle_alert(
-            record.id, res.kind, job.step, idle_for, stretch_usd, so_far_usd, releasable
+            record.id, res.kind, step, idle_for, stretch_usd, so_far_usd, releasable
         )
         self._send(key, record.requester, message)
 

@@ -23,17 +23,20 @@ from bot.domain.comparison import OptionKind
 from bot.domain.grammar import render_request
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering, ReservationKind
+from bot.domain.outlook import search_of_question
 from bot.domain.recommendation import Quote, Recommendation, build_quote
 from bot.domain.records import CapacityRecord
 from bot.domain.request import Environment
 from bot.domain.watch import (
     BETTER_BY,
+    STOPPED_BY_WATCHER,
     Seen,
     Sent,
     Watch,
     WatchState,
     best_fit,
     better,
+    match_key,
     next_round,
 )
 from bot.services.changes import Change, RequestChanges
@@ -113,6 +116,22 @@ class WatchRounds:
             return
         for watch in live:
             self._look(watch, [(question.region, o) for o in found], now)
+        if self.quotes.record is not None:
+            q = question
+            self.quotes.record(
+                [
+                    search_of_question(
+                        q.kind,
+                        q.instance_type,
+                        q.count,
+                        q.duration_hours,
+                        q.region,
+                        q.earliest,
+                        found,
+                        now,
+                    )
+                ]
+            )
         due = next_round(live, now)
         assert due is not None  # live is not empty
         raise RetryLater(due, "next round")
@@ -165,6 +184,8 @@ class WatchRounds:
             self.end(watch, "its date came")
         elif watch.state is WatchState.ENDED:
             self._tell_end(watch)  # the first run ended it and may not have told
+        elif watch.state is WatchState.STOPPED and watch.ended_note != STOPPED_BY_WATCHER:
+            self._tell_end(watch)  # stopped by an approver: the watcher hears who
 
     def end(self, watch: Watch, note: str) -> None:
         self.watches.set_state(watch.id, WatchState.ENDED, note, self.service.keys(watch))
@@ -190,18 +211,45 @@ class WatchRounds:
         if watch is None:
             return
         offering = Offering.model_validate(job.offering)
+        if watch.sent and watch.sent[-1].offering_id != offering.offering_id:
+            # A better match was recorded since: it is the one sent; this one is not.
+            log.info("watch %s: match %s superseded", watch.id, offering.offering_id)
+            return
         record = self._pinned_record(watch, offering, job.region)
         problem = None
         if watch.auto_submit and record.state is State.QUOTED:
             record, problem = self._submit(watch, record, offering)
+        withdrawn = self._withdraw_earlier(watch, record)
         key = f"watch-match:{watch.id}:{_digest(offering.offering_id)}"
-        blocks = match_blocks(watch, record, offering, self.limits, problem)
+        blocks = match_blocks(watch, record, offering, self.limits, problem, withdrawn)
         try:
             self.once.send(key, watch.watcher, match_text(watch, offering), blocks)
         except Refused as refused:
             if not refused.lasting:
                 raise
             log.error("could not tell %s of a match for %s: %s", watch.watcher, watch.id, refused)
+
+    def _withdraw_earlier(self, watch: Watch, better: CapacityRecord) -> list[str]:
+        """The earlier matches' requests this better one replaces, cancelled: one still
+        quoted, or one waiting for approvers once this one waits too (never two pending
+        requests for one need). The ids withdrawn."""
+        withdrawn = []
+        for sent in watch.sent[:-1]:
+            record = self.store.get(self.store.id_for(match_key(watch.id, sent.offering_id)))
+            if record is None or record.id == better.id:
+                continue
+            replaceable = record.state is State.QUOTED or (
+                record.state is State.PENDING_APPROVAL and better.state is State.PENDING_APPROVAL
+            )
+            if not replaceable:
+                continue
+            try:
+                self.requests.cancel(record.id, watch.watcher)
+            except RequestError as exc:
+                log.info("watch %s: %s not withdrawn: %s", watch.id, record.id, exc)
+                continue
+            withdrawn.append(record.id)
+        return withdrawn
 
     def _submit(
         self, watch: Watch, record: CapacityRecord, offering: Offering
@@ -218,7 +266,7 @@ class WatchRounds:
     def _pinned_record(self, watch: Watch, offering: Offering, region: str) -> CapacityRecord:
         """The request for the offering (made once per watch and offering): quoted, the
         offering the only one of its kind in the comparison, and recommended."""
-        request_id = self.store.id_for(f"watch:{watch.id}:{offering.offering_id}")
+        request_id = self.store.id_for(match_key(watch.id, offering.offering_id))
         existing = self.store.get(request_id)
         if existing is not None:
             return existing

@@ -18,12 +18,14 @@ from bot.domain.market import ReservationKind
 from bot.domain.request import ANY_REGION, CapacityRequest, IncompleteRequest, searched_regions
 from bot.domain.watch import (
     MAX_WATCH,
+    STOPPED_BY_WATCHER,
     Question,
     Watch,
     WatchState,
     default_until,
     normalise_watch_id,
     questions,
+    stopped_by,
 )
 from bot.domain.watch_grammar import WatchAsk, parse_watch, render_watch
 from bot.services.jobs import JobKind, Retries, _Payload
@@ -202,9 +204,17 @@ class WatchService:
         watch = self.get(user, raw_id)
         if watch.state is not WatchState.WATCHING:
             raise WatchError(f"Watch {watch.id} is {watch.state.value} already.")
-        note = "stopped by its watcher" if user == watch.watcher else "stopped by an approver"
+        note = STOPPED_BY_WATCHER if user == watch.watcher else stopped_by(user)
         keys = [q.key for q in questions(watch, self.regions(watch))]
-        self.watches.set_state(watch.id, WatchState.STOPPED, note, keys)
+        if (
+            self.watches.set_state(watch.id, WatchState.STOPPED, note, keys)
+            and user != watch.watcher
+        ):
+            # The watcher is told by the watch's end job, moved to now (sent once, paced
+            # and retried as any message).
+            self.watches.schedule(
+                WATCH_END.job(watch.id, self.clock.now(), WatchJob(watch=watch.id))
+            )
         return watch.model_copy(update={"state": WatchState.STOPPED, "ended_note": note})
 
     def keys(self, watch: Watch) -> list[str]:

@@ -199,6 +199,15 @@ class Screen:
             self._modal(user, dict(call.answer["view"]), "opened")
         elif method in ("views.publish", "views.update"):
             self._view(args, dict(call.answer["view"]))
+        elif method == "files.completeUploadExternal" and call.answer.get("ok"):
+            self._file(args, call.answer)
+
+    def _file(self, args: dict[str, Any], answer: dict[str, Any]) -> None:
+        """A file shared into a thread: its title, under the message it answers."""
+        parent = self.messages.get((str(args.get("channel_id")), str(args.get("thread_ts"))))
+        where = f"thread of message {parent.number}" if parent is not None else "a conversation"
+        titles = [str(f.get("title") or f.get("id")) for f in answer.get("files") or []]
+        self._frame(f"file in the {where}", [f"[image] {t}" for t in titles])
 
     def _post(
         self, channel: str, ts: str, audience: Audience, user: str | None, args: dict[str, Any]

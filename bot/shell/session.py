@@ -5,6 +5,7 @@ request Slack would send; everything the app sends back is shown by the `Screen`
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from bot.blocks.help import example_request
@@ -21,6 +22,7 @@ from bot.shell.style import ANSI, PLAIN
 from bot.shell.terminal import EndOfInput, Terminal
 
 SLASH_COMMAND = "/gpu"
+MOST_DAYS = 365
 HELP = f"""\
 Shell commands:
   /gpu …           a slash command from the current user (/gpu help lists them)
@@ -31,6 +33,7 @@ Shell commands:
   whoami           who you are acting as
   clock [+2h]      show the sandbox time, or move it forward (s, m, h, d, w) and run due jobs
   market …         move the sandbox market: release, take or churn (`market` says how)
+  days 30          let 30 sandbox days pass, a day at a time (the outlook scan, due jobs)
   launch 4 into R1 start instances in request R1's reservation (or window), tagged with it
   stop 2 in R1     terminate 2 of the instances tagged with R1
   worker           run the jobs due now
@@ -58,6 +61,7 @@ class Session:
             "clock": self.clock,
             "worker": self.worker,
             "market": self.market,
+            "days": self.days,
             "help": self.help,
             "launch": lambda text: self._instances(self.instances.launch, text),
             "stop": lambda text: self._instances(self.instances.stop, text),
@@ -109,6 +113,8 @@ class Session:
             return bool(rest) and " " not in rest and self.people.knows(rest)
         if word == "clock":
             return not rest or rest.startswith("+")
+        if word == "days":
+            return rest.isdigit()
         if word == "market":
             return rest.split(" ", 1)[0] in ("release", "take", "churn")
         if word in ("launch", "stop"):
@@ -193,6 +199,28 @@ class Session:
 
     def market(self, words: str) -> None:
         self.term.write(market_command(self.slack.sandbox_market(), words, self.slack.clock.now()))
+
+    def days(self, text: str) -> None:
+        """Let sandbox days pass for the capacity outlook: each day the clock moves a day,
+        the scan asks its shapes once (on whatever `market churn` left), and due jobs run."""
+        if not text.isdigit() or not 1 <= int(text) <= MOST_DAYS:
+            self.term.write(f"How many days? `days 30` (1 to {MOST_DAYS}).")
+            return
+        scan = self.slack.services.outlook_scan
+        searches = 0
+        for _ in range(int(text)):
+            self.slack.advance(timedelta(days=1))
+            searches += scan.scan_once() if scan.queries else 0
+            self.slack.run_due_jobs()
+        said = (
+            f"the outlook scan made {searches} searches, a round each day"
+            if scan.queries
+            else "no outlook scan (GPU_BOT_OUTLOOK_SHAPES is empty)"
+        )
+        self.term.write(
+            f"{text} sandbox days passed; it is now {when(self.slack.clock.now())}: {said}."
+        )
+        self._settle(None)
 
     def worker(self, _: str = "") -> None:
         ran = self.slack.run_due_jobs()

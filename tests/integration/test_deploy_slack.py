@@ -4,6 +4,7 @@ button on an active plan's message, and a submitted form that ends in service.""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -25,7 +26,12 @@ def form(bot: BotUnderTest) -> dict[str, Any]:
 
 
 def submit(
-    bot: BotUnderTest, request_id: str, models: str = MODELS, layout: str = "", count: str = "1"
+    bot: BotUnderTest,
+    request_id: str,
+    models: str = MODELS,
+    layout: str = "",
+    count: str = "1",
+    name: str = "",
 ) -> Any:
     _token, response_url = bot.new_response_url()
     values = {
@@ -33,7 +39,7 @@ def submit(
         FormBlock.DEPLOY_MODELS.value: text_input(models),
         FormBlock.DEPLOY_COUNT.value: {"type": "number_input", "value": count},
         FormBlock.DEPLOY_LAYOUT.value: text_input(layout),
-        FormBlock.DEPLOY_NAME.value: text_input(""),
+        FormBlock.DEPLOY_NAME.value: text_input(name),
     }
     meta = json.dumps({"request": "", "response_url": response_url, "opened_from": "command"})
     return bot.submit_view(CallbackId.DEPLOY.value, values, REQUESTER, meta)
@@ -74,14 +80,14 @@ def test_a_form_the_rules_refuse_says_why_on_the_field_and_starts_nothing(make_b
     bot = make_bot()
     request_id = active_plan(bot)
     cases = [
-        ({"models": "llama-3-8b=4gb x57"}, FormBlock.DEPLOY_MODELS, "more-copies-than-partitions"),
-        ({"layout": "7g.40gb 1g.5gb"}, FormBlock.DEPLOY_LAYOUT, "layout-rejected"),
+        ({"models": "llama-3-8b=4gb x57"}, FormBlock.DEPLOY_MODELS, "57 copies need 4 GB"),
+        ({"layout": "7g.40gb 1g.5gb"}, FormBlock.DEPLOY_LAYOUT, "no placement on one A100"),
         ({"layout": "9g.99gb"}, FormBlock.DEPLOY_LAYOUT, "9g.99gb"),
-        ({"count": "3"}, FormBlock.DEPLOY_COUNT, "more-instances-than-plan"),
+        ({"count": "3"}, FormBlock.DEPLOY_COUNT, "3 instances asked"),
         (
             {"models": "llama-3-8b=60gb", "layout": "4g.20gb 3g.20gb"},
             FormBlock.DEPLOY_MODELS,
-            "whole-gpu-model-on-partitioned-endpoint",
+            "an endpoint with a partition layout cannot give",
         ),
         ({"models": "llama=lots"}, FormBlock.DEPLOY_MODELS, "cannot read model"),
     ]
@@ -93,7 +99,33 @@ def test_a_form_the_rules_refuse_says_why_on_the_field_and_starts_nothing(make_b
         assert reply.status == 200
         body = json.loads(reply.body)
         assert body["response_action"] == "errors", fields
-        assert said in body["errors"][block.value], body
+        assert said in body["errors"].get(block.value, ""), body
+        assert not re.search(r"\[[a-z-]+\]", json.dumps(body["errors"])), body  # no rule ids
+    bot.wait()
+    assert bot.services.deploys.deployments.deployments_of(request_id) == []
+
+
+def test_every_wrong_field_is_said_at_once(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = active_plan(bot)
+    bot.command("deploy")  # the form lists the models: its submission checks the names
+    bot.wait()
+    reply = submit(
+        bot,
+        request_id,
+        models="llama=lots\nllama-9=18gb\nmistral-7b=16gb",
+        layout="7g.40gb 1g.5gb",
+        count="3",
+        name="-bad-",
+    )
+    errors = json.loads(reply.body)["errors"]
+    models = errors[FormBlock.DEPLOY_MODELS.value]
+    assert (
+        'cannot read model "llama=lots"' in models and "No SageMaker model named llama-9" in models
+    )
+    assert "no placement on one A100" in errors[FormBlock.DEPLOY_LAYOUT.value]
+    assert "3 instances asked" in errors[FormBlock.DEPLOY_COUNT.value]
+    assert "Letters, digits and hyphens" in errors[FormBlock.DEPLOY_NAME.value]
     bot.wait()
     assert bot.services.deploys.deployments.deployments_of(request_id) == []
 

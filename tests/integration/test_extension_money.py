@@ -63,10 +63,26 @@ def test_below_both_amounts_one_approver_buys_it(make_bot) -> None:  # type: ign
     assert extension_status(bot) is ExtensionStatus.BOUGHT
 
 
+def test_no_extend_button_when_even_a_day_is_above_the_cap_it_says_why(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot(max_request_usd=6000)
+    active(bot)
+    (reminder,) = [
+        c.text_of_blocks()
+        for c in bot.fake.of("chat.postMessage")
+        if "ends at" in str(c.args.get("text"))
+    ]
+    assert ActionId.EXTEND.value not in reminder
+    assert "R1 cannot be extended: one more day costs $1,661.18" in reminder
+    assert "$6,644.73 in all, above the $6,000.00 limit" in reminder
+
+
 def test_an_extension_that_takes_the_request_above_the_cap_is_refused(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot(max_request_usd=6000)
     active(bot)
-    answer = ask(bot)
+    # An Extend pressed on an earlier reminder, before the cap was lowered.
+    _reply, token = bot.click(ActionId.EXTEND.value, "R1|24", REQUESTER)
+    bot.wait()
+    answer = str(bot.responses(token))
     assert "cannot be extended" in answer and "$6,644.73 in all" in answer
     assert "$6,000.00 limit" in answer
     assert bot.record("R1").extension is None  # nothing asked, nothing posted

@@ -590,3 +590,33 @@ def test_a_body_over_ten_megabytes_gets_413_and_a_polite_close(served: Served) -
             answer += data
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert served.health()[0] == 200
+
+
+# --- what Slack sends besides commands, clicks and events ---------------------------------
+
+
+def test_slacks_unsigned_ssl_check_gets_200_and_reaches_nothing(served: Served) -> None:
+    # Slack checks a slash command's Request URL certificate with an unsigned form POST
+    # (https://docs.slack.dev/interactivity/implementing-slash-commands/).
+    status, text, _ = served.post(urlencode({"ssl_check": "1", "token": "x"}), FORM, signed=False)
+    assert (status, text) == (200, "")
+    # Only the check itself: an unsigned command that also says ssl_check=1 is refused.
+    sneaky = urlencode({"ssl_check": "1", "command": "/gpu", "text": "help"})
+    assert served.post(sneaky, FORM, signed=False)[0] == 401
+    assert "Traceback" not in served.output()
+
+
+def test_the_app_rate_limited_envelope_gets_200(served: Served) -> None:
+    # https://docs.slack.dev/apis/events-api/#rate-limiting: an envelope of its own type.
+    notice = {
+        "token": "legacy",
+        "type": "app_rate_limited",
+        "team_id": "T0GPUBOT",
+        "minute_rate_limited": int(time.time()) // 60 * 60,
+        "api_app_id": "A0GPUBOT",
+    }
+    status, _, _ = served.post(json.dumps(notice), "application/json")
+    assert status == 200
+    assert "over the Events API rate limit" in served.output()
+    # Signed like every delivery: unsigned, it is refused.
+    assert served.post(json.dumps(notice), "application/json", signed=False)[0] == 401

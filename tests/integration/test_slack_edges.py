@@ -274,8 +274,13 @@ def test_quote_only_compares_and_stores_nothing(make_bot) -> None:  # type: igno
     blocks = bot.responses(token)[0]["blocks"]
     assert "Recommended: On-Demand" in json.dumps(blocks)
     assert action_ids(blocks) == []
-    # Only cached prices and the workers' wake-up signal remain: no request, no job.
-    left = [k for k in _keys(bot) if ":price:" not in k and not k.endswith(":wake")]
+    # Only cached prices, the workers' wake-up signal and the capacity outlook's counts of
+    # what the searches saw remain: no request, no job.
+    left = [
+        k
+        for k in _keys(bot)
+        if ":price:" not in k and not k.endswith(":wake") and ":outlook:" not in k
+    ]
     assert left == list(before)
 
 

@@ -5,17 +5,24 @@ Slack's WebSocket endpoint, which sends envelopes and checks the acks."""
 from __future__ import annotations
 
 import json
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
 
+from bot.adapters.clock import ManualClock
+from bot.adapters.store import RedisStore
+from bot.adapters.store.connect import open_redis
 from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.lifecycle import State
 from bot.server import serve_socket_mode
 from tests import slack_payloads as payloads
+from tests.conftest import start_redis_server
+from tests.slack_fake import FakeSlack
 from tests.slack_harness import APPROVAL_CHANNEL, APPROVER, REQUESTER, BotUnderTest
 from tests.socket_mode_fake import FakeSocketMode
 
@@ -121,3 +128,51 @@ def test_a_request_goes_from_command_to_approval_over_socket_mode(
     assert len(record.approvals) == 1
     assert sum(e.action == "approved" for e in bot.services.store.audit(request_id)) == 1
     assert bot.purchase_calls() == 1
+
+
+@pytest.mark.alone
+def test_with_redis_hanging_socket_mode_acks_within_slacks_limit(
+    fake_slack: FakeSlack, clock: ManualClock, namespace: str
+) -> None:
+    """The HTTP front's 2.5 s budget holds over Socket Mode too: a form submission that
+    reads the store before its ack is acked in time with the "could not reach its
+    database" answer on the form, not left to Slack's 3 s timeout."""
+    proc, url, _port, _dir = start_redis_server()
+    bot = BotUnderTest(fake_slack, RedisStore(open_redis(url), namespace=namespace), clock)
+    slack = FakeSocketMode()
+    bot.fake.socket_url = slack.url
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=serve_socket_mode, args=(bot.app, APP_TOKEN, stop, 0.5), name="socket", daemon=True
+    )
+    thread.start()
+    try:
+        slack.wait_connections(1)
+        proc.send_signal(signal.SIGSTOP)  # accepts connections, answers nothing
+        # Submitting a request reads it from the store before acking (mistakes go back on
+        # the form).
+        form = payloads.view_submission(
+            CallbackId.SUBMIT.value,
+            {
+                FormBlock.CHOICE.value: payloads.select("capacity-block:0"),
+                FormBlock.REASON.value: payloads.text_input("launch load test"),
+            },
+            REQUESTER,
+            json.dumps({"request": "R1", "response_url": "http://x/"}),
+        )
+        started = time.monotonic()
+        ack = slack.wait_ack(slack.send("interactive", _interactive(form)))
+        seconds = time.monotonic() - started
+        assert seconds < 3.0, seconds
+        assert ack["payload"]["response_action"] == "errors"
+        (error,) = ack["payload"]["errors"].values()
+        assert "could not reach its database" in error
+        print(f"\nhung Redis over Socket Mode: the form acked in {seconds:.2f}s")
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        stop.set()
+        thread.join(10)
+        slack.close()
+        bot.close()
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -89,3 +89,23 @@ def test_a_month_that_is_not_one_exits_2_saying_what_is_accepted(
 ) -> None:
     assert main(["spend", "--month", "2026-13"]) == 2
     assert "YYYY-MM, e.g. 2026-12" in capsys.readouterr().err
+
+
+def test_an_unknown_team_exits_2_naming_the_known_ones(
+    stored: RedisStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spend", "--month", "2026-12", "--team", "nosuchteam"]) == 2
+    err = capsys.readouterr().err
+    assert 'There is no team "nosuchteam"' in err and "the teams are U0REQUESTER" in err
+
+
+def test_a_team_with_a_budget_and_nothing_spent_is_listed_at_0(
+    stored: RedisStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spend", "--month", "2027-01", "--json"]) == 0
+    (team,) = json.loads(capsys.readouterr().out)["teams"]
+    assert (team["team"], team["committed_usd"], team["budget_usd"]) == (
+        "U0REQUESTER",
+        0.0,
+        9000.0,
+    )

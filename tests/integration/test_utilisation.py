@@ -262,3 +262,21 @@ def test_on_demand_and_spot_count_the_instances_tagged_with_the_request(make_bot
         ]
     )
     assert list(counted.values()) == [3, 0]
+
+
+def test_after_a_long_gap_the_requester_hears_of_the_idle_block_too(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    res = buy(bot, OptionKind.CAPACITY_BLOCK, days=3)
+    at(bot, res.start)
+    move(bot, "R1", State.ACTIVE)
+    bot.wait()  # the first round: nothing runs
+    # No round for 26 h (the worker was down): the next one finds a day's idleness.
+    at(bot, res.start + 26 * H)
+    at(bot, res.start + 26 * H + 2 * SECOND)
+    assert len(idle_alerts(bot, APPROVAL_CHANNEL)) == 1
+    (told,) = idle_alerts(bot)
+    assert "idle for 1 d 2 h" in told
+    dm = [c for c in bot.fake.of("chat.postMessage") if "has been idle" in str(c.args["text"])]
+    assert "The approvers were told too." in dm[-1].text_of_blocks()
+    at(bot, res.start + 30 * H)
+    assert len(idle_alerts(bot)) == 1 and len(idle_alerts(bot, APPROVAL_CHANNEL)) == 1

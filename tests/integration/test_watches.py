@@ -97,6 +97,26 @@ def test_a_better_match_is_sent_again_and_a_slightly_cheaper_one_is_not(make_bot
     later(bot)
     assert len(dms(bot)) == 2
     assert len(bot.services.watches.history("W1")) == 2
+    # The better one replaces the earlier: its request withdrawn, and said so.
+    assert bot.record("R1").state is State.CANCELLED
+    assert bot.record("R2").state is State.QUOTED
+    assert "Withdrew R1, the earlier match" in json.dumps(dms(bot)[-1]["blocks"])
+    _reply, token = bot.command("status W1")
+    bot.wait()
+    shown = json.dumps(bot.responses(token), ensure_ascii=False)
+    assert "Matches, as the requests they made: *R1* cancelled · *R2* quoted" in shown
+
+
+def test_with_auto_submit_a_better_match_never_leaves_two_pending(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    watched(bot, f'{WATCH} auto=submit reason="launch load test"')
+    assert bot.record("R1").state is State.PENDING_APPROVAL
+    bot.market.conditions.price_factor = 0.9
+    later(bot)
+    assert bot.record("R2").state is State.PENDING_APPROVAL
+    assert bot.record("R1").state is State.CANCELLED
+    (better,) = [d for d in dms(bot) if "Submitted R2" in json.dumps(d["blocks"])]
+    assert "Withdrew R1, the earlier match" in json.dumps(better["blocks"])
 
 
 @pytest.mark.parametrize(

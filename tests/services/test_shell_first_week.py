@@ -32,6 +32,7 @@ def test_what_follows_an_extensions_approval_shows_at_once() -> None:
         clock.to(end - 24 * H + MIN),  # a day before the end: the reminder with Extend
         "as you",
         "press 1",  # Extend
+        "y",  # asked first: it spends once approved
         "as alice",
         "press 1",  # approve the extension: its amount is put to her
         "y",

@@ -48,6 +48,7 @@ def test_the_whole_life_in_the_shell() -> None:
         clock.to(end - 24 * H + MIN),  # a day before the end: Extend
         "as you",
         "press 1",  # Extend
+        "y",  # asked first: it spends once approved
         "as alice",
         "press 1",  # approve the extension: its amount is put to her
         "y",

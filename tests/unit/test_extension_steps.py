@@ -135,3 +135,19 @@ def test_only_an_unknown_extension_can_be_marked_failed_and_that_frees_the_next(
     assert failed.record.extension.reason == steps.MARKED_FAILED
     assert steps.marked_failed(failed.record, 1) is None
     assert steps.asked(failed.record, OFFER, REQUESTER, NOW, 1, 0.0, None) is not None
+
+
+def test_no_extension_when_even_a_day_would_pass_the_limit_for_one_request() -> None:
+    from datetime import timedelta
+
+    from bot.domain.approval import SpendingPolicy
+    from bot.domain.extension import beyond_the_limit
+    from tests.factories import NOW
+
+    day = ExtensionOffer(
+        offering_id="o", hours=24, start=NOW, end=NOW + timedelta(days=1), fee_usd=1661.18
+    )
+    assert beyond_the_limit(day, 4983.55, SpendingPolicy()) is None
+    assert beyond_the_limit(day, 4983.55, SpendingPolicy(max_request_usd=7000)) is None
+    why = beyond_the_limit(day, 4983.55, SpendingPolicy(max_request_usd=6000))
+    assert why is not None and "$6,644.73 in all, above the $6,000.00 limit" in why

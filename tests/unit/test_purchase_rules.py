@@ -20,6 +20,7 @@ from bot.domain.purchase import (
     plan_name,
     plan_name_prefix,
     purchase_tags,
+    zone_client_token,
 )
 from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
 from tests.factories import NOW, make_record
@@ -111,6 +112,13 @@ def test_plan_names_are_valid_unique_per_attempt_and_share_a_prefix() -> None:
 def test_client_tokens_fit_ec2s_limit_and_differ_per_attempt() -> None:
     assert client_token("gpu", "R1", 1) != client_token("gpu", "R1", 2)
     assert len(client_token("n" * 100, "R1", 1)) <= 64
+
+
+def test_each_zone_of_an_attempt_has_its_own_client_token() -> None:
+    token = client_token("n" * 100, "R1", 1)
+    east_b = zone_client_token(token, "us-east-1", "us-east-1b")
+    assert east_b == f"{token}:b" and len(east_b) <= 64
+    assert east_b != zone_client_token(token, "us-east-1", "us-east-1d")
 
 
 def test_the_same_offering_at_the_approved_fee_may_be_bought() -> None:

@@ -48,8 +48,9 @@ def reasons_compare_what_they_name(q: Quote) -> None:
                 option.break_even_against,
                 percent(option.break_even_utilization),
             ), reason
+        assert "Capacity Reservation guarantees" not in reason  # made at the window only
         for name, more in re.findall(
-            rf"an? ([A-Za-z -]+?) guarantees the window for {MONEY} more", reason
+            rf"an? ([A-Za-z -]+?) (?:guarantees the window for|costs) {MONEY} more", reason
         ):
             reserved = q.option(LABELS[name])
             assert chosen is not None and reserved.total_usd and chosen.total_usd is not None
@@ -132,13 +133,18 @@ def test_spot_is_compared_with_on_demand_not_with_a_reservation() -> None:
     reasons_compare_what_they_name(q)
 
 
-def test_a_guarantee_that_costs_nothing_more_is_the_pick() -> None:
+def test_an_odcr_that_costs_nothing_more_is_the_pick_and_says_when_it_is_made() -> None:
     # 65 instances: no Capacity Block; at full use an ODCR costs what On-Demand does.
     r = req(count=65, environment=Environment.EC2)
     q = quote(r, market(r, capacity_blocks=()))
     assert q.recommendation.kind is OptionKind.ON_DEMAND_RESERVATION
-    assert "$0.00 more" not in " ".join(q.recommendation.reasons)
-    assert "it also guarantees the window" in q.recommendation.reasons
+    said = " ".join(q.recommendation.reasons)
+    assert "$0.00 more" not in said
+    assert "guarantee" not in said  # nothing is held before the window opens
+    assert "made only when the window opens" in said
+    assert "AWS may refuse it then for lack of capacity" in said
+    odcr = q.option(OptionKind.ON_DEMAND_RESERVATION)
+    assert not odcr.guaranteed and "may refuse it" in odcr.reasons[0]
     reasons_compare_what_they_name(q)
 
 

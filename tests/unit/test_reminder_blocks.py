@@ -133,3 +133,37 @@ def test_cleanup_prompt_lists_what_is_left_with_three_buttons() -> None:
     assert "says it is not theirs" in json.dumps(escalation.blocks)
     assert ActionId.CLEANUP_NOT_MINE not in actions(escalation.blocks)
     valid(b.cleanup_done("R7").blocks)
+
+
+def _button(blocks: list[dict[str, Any]], action: ActionId) -> dict[str, Any]:
+    (found,) = [
+        e
+        for block in blocks
+        for e in [*block.get("elements", []), block.get("accessory") or {}]
+        if e.get("action_id") == action.value
+    ]
+    return found
+
+
+def test_every_button_that_deletes_or_spends_asks_first() -> None:
+    from bot.blocks.requests import waiting_item_blocks
+    from bot.domain.lifecycle import State
+    from tests.factories import make_record
+
+    offer = ExtensionOffer(offering_id="o", hours=24, start=END, end=END, fee_usd=10)
+    extend = _button([b.extend_offer_blocks("R7", offer)], ActionId.EXTEND)
+    assert "$10.00" in extend["confirm"]["text"]["text"]
+    found = c.Inventory(
+        items=(c.Leftover(c.LeftoverKind.INSTANCE, "i-1", "us-east-1", 1.0),),
+        checked_at=START,
+    )
+    handed = c.CleanupPrompt(escalated=True, status=c.PromptStatus.DISOWNED)
+    record = make_record("R7", state=State.EXPIRED, cleanup=handed)
+    for blocks in (
+        b.cleanup_prompt("R7", found, repeat=1).blocks,
+        b.cleanup_escalation("R7", "U1", found, disowned_by=None).blocks,
+        waiting_item_blocks(record),
+    ):
+        valid(blocks)
+        dialog = _button(blocks, ActionId.CLEANUP_NOW)["confirm"]
+        assert dialog["title"]["text"] == "Delete all of it?" and dialog["style"] == "danger"

@@ -12,13 +12,14 @@ from bot.domain import events as on
 from bot.domain.comparison import OptionKind
 from bot.domain.ledger import settle
 from bot.domain.lifecycle import State
-from bot.domain.records import CapacityRecord, Choice, Reservation
+from bot.domain.records import CapacityRecord, Choice, PurchaseAttempt, Reservation
 from bot.domain.sampling import (
     IdleStep,
     Sample,
     Window,
     advance,
     alert_due,
+    committed,
     idle_step,
     released,
     report_card,
@@ -207,6 +208,25 @@ def test_release_ends_an_odcr_now_and_starts_its_cleanup() -> None:
     block = record_with_reservation(OptionKind.CAPACITY_BLOCK, T0, end, instances=2)
     with pytest.raises(TransitionRefused, match="Capacity Block cannot be cancelled"):
         released(block, _Who(record.requester), now)
+
+
+def test_an_odcr_reserved_ahead_is_not_released_before_its_commitment_ends() -> None:
+    end = T0 + timedelta(days=2)
+    record = record_with_reservation(OptionKind.ON_DEMAND_RESERVATION, T0, end, instances=2)
+    attempt = PurchaseAttempt(
+        at=T0 - timedelta(days=14),
+        kind=OptionKind.ON_DEMAND_RESERVATION,
+        offering_id=None,
+        region="us-east-1",
+        approved_usd=1.0,
+        lease_until=T0,
+        token="t",
+        start_ahead=True,
+    )
+    ahead = record.model_copy(update={"attempts": (attempt,)})
+    assert committed(ahead) and not committed(record)
+    with pytest.raises(TransitionRefused, match="be cancelled before its commitment ends"):
+        released(ahead, _Who(record.requester), T0 + timedelta(hours=3))
 
 
 def test_a_sample_is_written_when_the_count_changes_or_an_idle_step_falls_due() -> None:

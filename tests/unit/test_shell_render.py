@@ -254,3 +254,17 @@ def test_blocks_sent_as_a_json_string_render_the_same(quote: Quote) -> None:
 
     blocks = quote_blocks(quote, "R7")
     assert blocks_of({"blocks": json.dumps(blocks)}) == blocks_of({"blocks": blocks}) == blocks
+
+
+def test_a_quote_where_nothing_fits_can_be_dismissed(quote: Quote) -> None:
+    from bot.domain.recommendation import Recommendation
+
+    nothing = quote.model_copy(
+        update={"recommendation": Recommendation(kind=None, reasons=["no option is possible"])}
+    )
+    blocks = quote_blocks(nothing, "R7")
+    out = lines(PLAIN_RENDERER.message(blocks, "fallback").lines)
+    assert "Nothing fits." in out and "[1] Dismiss" in out
+    assert "Submit" not in out
+    (dismiss,) = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert dismiss["action_id"] == ActionId.CANCEL.value and dismiss["value"] == "R7"

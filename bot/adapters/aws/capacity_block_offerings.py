@@ -32,7 +32,7 @@ def capacity_blocks(
         or request.count > rules.CB_MAX_INSTANCES_PER_BLOCK
         or rules.capacity_block_start_too_far(request.start, now)
     ):
-        return Found()  # the comparison explains why; no point asking AWS
+        return Found(asked=False)  # the comparison explains why; no point asking AWS
     start_from = max(request.start - START_SLACK, now)
     raws: list[Any] = []
     paginator = clients.ec2.get_paginator("describe_capacity_block_offerings")

@@ -170,10 +170,13 @@ class AwsMarket:
                 # One unreadable answer costs that option, not the whole quote.
                 log.exception("market call %s failed", name)
                 errors[name] = f"could not read the {name} answer ({type(exc).__name__})"
+        searched: list[str] = []
         for name in ("capacity-block", "training-plan"):
             found = results.get(name)
             if isinstance(found, Found) and found.skipped:
                 notes[name] = found.skipped
+            if isinstance(found, Found) and found.asked:
+                searched.append(name)
         return MarketSnapshot(
             on_demand=results.get("on-demand"),
             sagemaker_on_demand=results.get("sagemaker-on-demand"),
@@ -182,6 +185,7 @@ class AwsMarket:
             training_plans=tuple(results.get("training-plan") or ()),
             errors=errors,
             notes=notes,
+            searched=tuple(searched),
         )
 
     def calls(self, request: CapacityRequest, now: datetime) -> dict[str, Callable[[], Any]]:
@@ -239,7 +243,7 @@ class AwsMarket:
             o.model_copy(update={"source": o.source.model_copy(update={"estimate": True})})
             for o in found
         ]
-        return Found(marked, list(found.skipped))
+        return Found(marked, list(found.skipped), found.asked)
 
     def _hourly(
         self,

@@ -30,11 +30,18 @@ class SkipOffering(Exception):
 
 
 class Found(list[Offering]):
-    """Offerings read from one search, and `skipped`: a line for each one left out."""
+    """Offerings read from one search, and `skipped`: a line for each one left out;
+    `asked` is False when AWS was not asked (the request is not one the kind sells)."""
 
-    def __init__(self, offerings: list[Offering] | None = None, skipped: list[str] | None = None):
+    def __init__(
+        self,
+        offerings: list[Offering] | None = None,
+        skipped: list[str] | None = None,
+        asked: bool = True,
+    ):
         super().__init__(offerings or [])
         self.skipped = tuple(skipped or ())
+        self.asked = asked
 
 
 def read_all(raws: list[Any], read: Callable[[Any], Offering], label: str, id_field: str) -> Found:

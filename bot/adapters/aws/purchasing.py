@@ -28,6 +28,7 @@ from bot.adapters.aws.accounts import AccountClients
 from bot.adapters.aws.aws_clients import AwsClients
 from bot.adapters.aws.market import AwsMarket
 from bot.adapters.aws.request_check import request_problems
+from bot.adapters.aws.zone_walk import future_dated, reserve_in_a_zone
 from bot.domain.catalog import Catalog
 from bot.domain.comparison import OptionKind
 from bot.domain.market import Offering
@@ -37,6 +38,7 @@ from bot.domain.purchase import (
     BlockInUse,
     plan_name_prefix,
     plan_names_of,
+    zone_client_token,
 )
 from bot.domain.records import Reservation
 from bot.domain.request import CapacityRequest
@@ -166,35 +168,54 @@ class AwsPurchaser:
                 Tags=tags,
             )
         if order.kind is OptionKind.ON_DEMAND_RESERVATION:
-            # The client token makes a re-send return the same reservation. Targeted: only
-            # instances that name the reservation run in it, so nobody else's matching
-            # instance uses up the paid capacity (and cleanup never meets one it owns).
-            return checked_call(
-                clients.ec2,
-                "ec2",
-                "CreateCapacityReservation",
-                ClientToken=order.token,
-                InstanceType=order.instance_type,
-                InstancePlatform=PLATFORM,
-                AvailabilityZone=self._zone(clients, order),
-                InstanceCount=order.count,
-                EndDateType="limited",
-                EndDate=order.end,
-                InstanceMatchCriteria="targeted",
-                TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": tags}],
-                DryRun=dry_run,
+            zones = self._zones(clients, order)
+            if dry_run:
+                return self._create_reservation(clients, order, zones[0], tags, dry_run=True)
+            return reserve_in_a_zone(
+                lambda zone: self._create_reservation(clients, order, zone, tags, dry_run=False),
+                order,
+                zones,
+                _CAPACITY,
             )
         raise ValueError(f"nothing to buy for {order.kind.value}")
 
-    def _zone(self, clients: AwsClients, order: Order) -> str:
-        """An Availability Zone (not a Local or Wavelength Zone) of the region that sells
-        the instance type, the first by name."""
+    def _create_reservation(
+        self,
+        clients: AwsClients,
+        order: Order,
+        zone: str,
+        tags: list[dict[str, str]],
+        dry_run: bool,
+    ) -> dict[str, Any]:
+        # The client token makes a re-send return the same reservation. Targeted: only
+        # instances that name the reservation run in it, so nobody else's matching
+        # instance uses up the paid capacity (and cleanup never meets one it owns).
+        return checked_call(
+            clients.ec2,
+            "ec2",
+            "CreateCapacityReservation",
+            ClientToken=zone_client_token(order.token, order.region, zone),
+            InstanceType=order.instance_type,
+            InstancePlatform=PLATFORM,
+            AvailabilityZone=zone,
+            InstanceCount=order.count,
+            EndDateType="limited",
+            EndDate=order.end,
+            InstanceMatchCriteria="targeted",
+            TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": tags}],
+            DryRun=dry_run,
+            **future_dated(order),
+        )
+
+    def _zones(self, clients: AwsClients, order: Order) -> list[str]:
+        """The Availability Zones (not Local or Wavelength Zones) of the region that sell
+        the instance type, by name."""
         try:
-            return self._selling_zone(clients, order)
+            return self._selling_zones(clients, order)
         except (ClientError, BotoCoreError) as exc:
             raise purchase_error(exc, "looking up the zones") from exc
 
-    def _selling_zone(self, clients: AwsClients, order: Order) -> str:
+    def _selling_zones(self, clients: AwsClients, order: Order) -> list[str]:
         zones = clients.ec2.describe_availability_zones(
             Filters=[
                 {"Name": "state", "Values": ["available"]},
@@ -223,7 +244,7 @@ class AwsPurchaser:
                 "NoZoneSellsType",
                 f"no Availability Zone of {order.region} sells {order.instance_type}",
             )
-        return usable[0]
+        return usable
 
     def _reservation_from(self, order: Order, response: dict[str, Any]) -> Reservation:
         if order.kind is OptionKind.TRAINING_PLAN:

@@ -32,7 +32,7 @@ def training_plans(
         or request.environment is Environment.EC2
         or not instance.training_plans.offered  # AWS would answer a ValidationException
     ):
-        return Found()
+        return Found(asked=False)
     response = clients.sagemaker.search_training_plan_offerings(
         InstanceType=f"ml.{request.instance_type}",  # type: ignore[arg-type]
         InstanceCount=count,

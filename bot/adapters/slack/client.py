@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -136,6 +137,21 @@ def make_web_client(token: str | None, base_url: str, timeout: int = 10) -> WebC
     client = CountedWebClient(token=token, base_url=base_url, timeout=timeout)
     client.retry_handlers = retry_handlers()
     return client
+
+
+def may_post_to(response_url: str, api_url: str) -> bool:
+    """Whether a response_url in a (signed) payload is one to post to: Slack's are https
+    (https://api.slack.com/interactivity/handling#message_responses); the local API's
+    (the shell's, the tests') are on the origin of the Web API the bot is set up with.
+    Anything else (ftp://, a bare word) is forged or broken, and posting to it would
+    fail in the client with a traceback."""
+    try:
+        url, api = urlsplit(response_url), urlsplit(api_url)
+    except ValueError:  # an unclosed IPv6 bracket, say
+        return False
+    if not url.hostname:
+        return False
+    return url.scheme == "https" or (url.scheme, url.netloc) == (api.scheme, api.netloc)
 
 
 def make_webhook_client(url: str, timeout: int = 10) -> WebhookClient:

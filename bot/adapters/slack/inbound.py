@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from bot.adapters.slack.shapes import shape_problem
+
 # Slack's largest payload is a view submission: a modal of up to 100 blocks (views.open
 # takes 250 kB) and its state, form-encoded. A megabyte is well above that.
 MAX_BODY_BYTES = 1_000_000
@@ -31,6 +33,35 @@ MAX_DEPTH = 40
 class Refusal:
     status: int  # 400 or 401
     reason: str  # one line for the log and the caller
+
+
+def is_ssl_check(content_type: str, body: bytes) -> bool:
+    """Slack's certificate check of a slash command's Request URL: a form POST with
+    `ssl_check=1` (and a token), which Slack does not sign and expects a 200 for
+    (https://docs.slack.dev/interactivity/implementing-slash-commands/; Bolt's SslCheck
+    answers it before verifying signatures). It carries nothing to act on."""
+    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return False
+    try:
+        form = parse_qs(body.decode("utf-8"), max_num_fields=20)
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return form.get("ssl_check") == ["1"] and not ({"command", "payload"} & form.keys())
+
+
+def is_rate_limited_notice(content_type: str, body: bytes) -> bool:
+    """The Events API's `app_rate_limited` envelope: Slack tells the app it dropped events
+    over 30,000 an hour; it wants a 200 like any delivery, and Slack may turn event
+    delivery off for an app that answers under 95% of them with 200
+    (https://docs.slack.dev/apis/events-api/#rate-limiting, #failure-conditions).
+    Call on a body whose signature is checked."""
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        return False
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("type") == "app_rate_limited"
 
 
 def check_signature(
@@ -67,7 +98,8 @@ def read_payload(content_type: str, body: bytes) -> tuple[Refusal | None, dict[s
         data, problem = _json(text, "the body")
         if problem:
             return _bad(problem), None
-        return _bad_event(data), None
+        problem = shape_problem(data, "the body") or _names_a_command(data)
+        return (_bad(problem) if problem else _bad_event(data)), None
     try:
         form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
     except ValueError as exc:
@@ -77,15 +109,26 @@ def read_payload(content_type: str, body: bytes) -> tuple[Refusal | None, dict[s
         data, problem = _json(fields["payload"], "payload")
         if problem:
             return _bad(problem), None
-        return _bad_interaction(data), None
+        problem = shape_problem(data) or _names_a_command(data)
+        return (_bad(problem) if problem else _bad_interaction(data)), None
     if "command" in fields:
         missing = [k for k in ("command", "user_id", "team_id") if not fields.get(k)]
         if missing:
             return _bad(f"a slash command without {', '.join(missing)}"), None
+        # Bolt reads a form's fields as it reads a JSON payload's: all are text here.
+        problem = shape_problem(dict(fields), "the form")
+        if problem:
+            return _bad(problem), None
         return None, fields
     if "ssl_check" in fields:
         return None, None
     return _bad("neither a slash command, an interaction nor an event"), None
+
+
+def _names_a_command(data: dict[str, Any]) -> str | None:
+    """Bolt takes any payload with a `command` for a slash command (and its listener reads
+    a command's fields); only a slash command's form has one."""
+    return "a command field outside a slash command" if "command" in data else None
 
 
 def _bad(reason: str) -> Refusal:

@@ -11,7 +11,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.adapters.slack.client import make_webhook_client
+from bot.adapters.slack.client import make_webhook_client, may_post_to
 from bot.blocks.quote import quote_blocks, quote_fallback
 from bot.blocks.text import esc
 from bot.domain.approval import SpendingPolicy
@@ -49,7 +49,10 @@ class SlackNotifier:
     ) -> None:
         """Answer where a command was typed (replacing the "working on it" message at its
         response_url, unless `replace` is False); by DM when there is none, or when it no
-        longer works (it expires after 30 minutes and 5 uses)."""
+        longer works (it expires after 30 minutes and 5 uses), or is not Slack's."""
+        if response_url and not may_post_to(response_url, str(self.client.base_url)):
+            log.warning("a response_url that is not Slack's (%.60r); sending a DM", response_url)
+            response_url = None
         if response_url:
             sent = make_webhook_client(response_url).send(
                 text=text, blocks=blocks, response_type="ephemeral", replace_original=replace

@@ -1,7 +1,8 @@
 """The `Store` port (bot/services/ports/store.py) in Redis, one part per concern:
 requests and their audit (requests.py), what the ledger keeps beside them (money.py),
 scheduled jobs (job_queue.py), caches
-(caches.py), once-only deliveries (deliveries.py) and usage samples (samples.py).
+(caches.py), once-only deliveries (deliveries.py), usage samples (samples.py) and the
+capacity outlook's counters (outlook.py).
 
 One implementation for `redis://` and `memory://` (fakeredis runs the same commands and
 Lua scripts in-process).
@@ -16,6 +17,7 @@ from bot.adapters.store.caches import CachesInRedis
 from bot.adapters.store.deliveries import DELIVERY_KEPT, DeliveriesInRedis
 from bot.adapters.store.job_queue import JobQueueInRedis
 from bot.adapters.store.money import MoneyInRedis
+from bot.adapters.store.outlook import OutlookInRedis
 from bot.adapters.store.requests import RequestsInRedis
 from bot.adapters.store.samples import SamplesInRedis
 from bot.domain.lifecycle import State
@@ -31,6 +33,7 @@ class RedisStore(
     CachesInRedis,
     DeliveriesInRedis,
     SamplesInRedis,
+    OutlookInRedis,
 ):
     """Requests, audit, the ledger's indexes, jobs, caches, deliveries and usage samples
     of one namespace."""

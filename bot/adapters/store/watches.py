@@ -110,6 +110,14 @@ class RedisWatches:
         args = [state.value, note, watch_id]
         return bool(self._b._lua("watch_state.lua", script_keys, args))
 
+    def schedule(self, job: Job) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(self._k("jobs"), job.id, encode_job(job.kind, job.payload))
+        pipe.zadd(self._k("due"), {job.id: epoch(job.due)})
+        pipe.lpush(self._k("wake"), "1")  # a worker waiting for the next due job looks now
+        pipe.ltrim(self._k("wake"), 0, 15)
+        pipe.execute()
+
     def note_seen(self, watch_id: str, seen: Seen) -> None:
         self.redis.hset(self._k("watch", watch_id), "best", seen.model_dump_json())
 

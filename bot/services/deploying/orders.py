@@ -27,7 +27,7 @@ from bot.domain.mig.planner import ModelError, ModelNeed
 from bot.domain.offering_rules import training_plan_target
 from bot.domain.purchase import TAG_NAMESPACE, TAG_REQUEST, TAG_REQUESTER
 from bot.domain.records import CapacityRecord, Reservation
-from bot.services.deploy_form import FormInput, field_errors
+from bot.services.deploy_form import FormInput, add, field_errors
 from bot.services.deploying.base import DeploymentRecords
 from bot.services.deploying.jobs import ACTIVE_STATES, MODELS_KEPT, deploy_job, plan_end_jobs
 
@@ -126,14 +126,17 @@ class DeployOrders(DeploymentRecords):
         """The deploy form read and checked with what the bot knows (no AWS call, so it
         answers within Slack's 3 seconds): the order, or errors by field."""
         form = FormInput(values)
-        if form.errors:
-            return None, form.errors
+        errors = dict(form.errors)
+        if not form.request_id or not form.models:
+            return None, errors  # nothing to check the rest against
+        # The rest is checked too, whatever else was wrong: every error is said at once.
+        name_ok = FormBlock.DEPLOY_NAME.value not in errors
         order = DeployOrder(
             form.request_id,
             form.models,
             form.count,
             form.layout,
-            form.name,
+            form.name if name_ok else None,
             whole_gpus=form.whole_gpus,
         )
         listed = self.store.cache_get(_models_key(order.request_id))
@@ -141,16 +144,20 @@ class DeployOrders(DeploymentRecords):
             known = set(listed.split("\n"))
             missing = [m.name for m in order.models if m.name not in known]
             if missing:
-                return None, {
-                    FormBlock.DEPLOY_MODELS.value: f"No SageMaker model named "
-                    f"{', '.join(missing)}; ListModels has {', '.join(sorted(known))}."[:1500]
-                }
+                add(
+                    errors,
+                    FormBlock.DEPLOY_MODELS.value,
+                    f"No SageMaker model named {', '.join(missing)}; ListModels has "
+                    f"{', '.join(sorted(known))}.",
+                )
         try:
             plan = self.check(user, order, look_up=False)
         except DeployRefused as exc:
-            return None, {exc.field: exc.message}
-        if not plan.valid:
-            return None, field_errors(plan.errors)
+            add(errors, exc.field, exc.message)
+            return None, field_errors((), errors)
+        errors = field_errors(plan.errors, errors)
+        if errors:
+            return None, errors
         return order, {}
 
     def start(self, user: str, order: DeployOrder) -> Deployment:

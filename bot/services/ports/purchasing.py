@@ -55,6 +55,8 @@ class Order:
     token: str  # the plan name, the ODCR client token, or the request id (block tag)
     fee_usd: float | None = None  # the upfront fee as re-checked just before buying
     tags: Mapping[str, str] = field(default_factory=dict)
+    # An ODCR asked now for its window's start (a future-dated Capacity Reservation).
+    start_ahead: bool = False
 
 
 class Purchaser(Protocol):

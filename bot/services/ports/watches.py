@@ -41,6 +41,10 @@ class WatchStore(Protocol):
 
     def note_seen(self, watch_id: str, seen: Seen) -> None: ...
 
+    def schedule(self, job: Job) -> None:
+        """Add or move `job` (by its id) to its due time."""
+        ...
+
     def record_match(
         self, watch_id: str, sent: Sent, margin: float, job: Job, audit: AuditEntry
     ) -> bool:
