@@ -220,6 +220,8 @@ def test_sigterm_stops_a_worker_process_without_losing_a_job(
         "LOG_LEVEL": "WARNING",
         "SLACK_BOT_TOKEN": "xoxb-test",  # a worker refuses to start without them
         "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
+        # The bot posts only to https response_urls or to its own Web API's origin.
+        "SLACK_API_URL": slow.url("api/").rsplit("/response/", 1)[0] + "/api/",
     }
     argv = [sys.executable, "-m", "bot", "worker", "--concurrency", "4"]
     try:
