@@ -10,6 +10,10 @@ Blocks": launching into a block):
   *open* reservation of its type and zone that has room; a *targeted* reservation takes
   only instances that name it. Otherwise it runs as On-Demand (or Spot) capacity.
 - An instance takes its reservation's capacity until it is terminated.
+- AWS terminates the instances still running in a Capacity Block 30 minutes before the
+  reservation expires ("Work with Capacity Blocks",
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-using.html), the
+  end being wherever extensions have moved it.
 
 The store is insert-only: a termination is a record of its own, beside the launch.
 """
@@ -33,13 +37,26 @@ TERMINATED = "instance-terminated"
 BOOT = timedelta(minutes=1)  # pending -> running
 SHUTDOWN = timedelta(minutes=1)  # shutting-down -> terminated
 GONE_AFTER = timedelta(hours=1)  # a terminated instance is still listed this long
+BLOCK_TERMINATES_BEFORE_END = timedelta(minutes=30)  # Capacity Block instances, by AWS
 _STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48}
 
 
-def instance_state(store: MarketStore, record: Record, now: datetime) -> str:
+def terminated_at(
+    store: MarketStore, record: Record, aws_terminates_at: datetime | None = None
+) -> datetime | None:
+    """When the instance was (or will be) terminated: by TerminateInstances, or by AWS at
+    `aws_terminates_at` (a Capacity Block's end less 30 minutes), whichever is first."""
     ended = store.get(TERMINATED, record["id"])
-    if ended is not None:
-        at = datetime.fromisoformat(ended["at"])
+    asked = datetime.fromisoformat(ended["at"]) if ended is not None else None
+    times = [t for t in (asked, aws_terminates_at) if t is not None]
+    return min(times) if times else None
+
+
+def instance_state(
+    store: MarketStore, record: Record, now: datetime, aws_terminates_at: datetime | None = None
+) -> str:
+    at = terminated_at(store, record, aws_terminates_at)
+    if at is not None and now >= at:
         return "shutting-down" if now < at + SHUTDOWN else "terminated"
     return "pending" if now < datetime.fromisoformat(record["launched"]) + BOOT else "running"
 
@@ -221,9 +238,23 @@ class Instances:
 
     # --- DescribeInstances / TerminateInstances ---------------------------------------------
 
+    def _aws_terminates(self, region: str) -> dict[str, datetime]:
+        """Capacity Block reservation id -> when AWS terminates the instances in it."""
+        return {
+            r["id"]: r["end"] - BLOCK_TERMINATES_BEFORE_END
+            for r in self._reservations(region)
+            if r["kind"] == "capacity-block" and r.get("end") is not None
+        }
+
+    def _terminates_at(self, record: Record, blocks: Mapping[str, datetime]) -> datetime | None:
+        if record.get("market") != "capacity-block":
+            return None
+        return blocks.get(str(record.get("reservation")))
+
     def describe(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         now = self._m.clock.now()
-        rendered = [self._render(r, now) for r in self._listed(region, now)]
+        blocks = self._aws_terminates(region)
+        rendered = [self._render(r, now, blocks) for r in self._listed(region, now, blocks)]
         ids = params.get("InstanceIds")
         if ids:
             known = {i["InstanceId"] for i in rendered}
@@ -252,7 +283,8 @@ class Instances:
 
     def terminate(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
         now = self._m.clock.now()
-        listed = {r["id"]: r for r in self._listed(region, now)}
+        blocks = self._aws_terminates(region)
+        listed = {r["id"]: r for r in self._listed(region, now, blocks)}
         ids: Sequence[str] = params["InstanceIds"]
         missing = [i for i in ids if i not in listed]
         if missing:
@@ -261,9 +293,11 @@ class Instances:
             raise ec2_dry_run()
         changes = []
         for instance_id in ids:
-            before = instance_state(self._m.store, listed[instance_id], now)
+            record = listed[instance_id]
+            by_aws = self._terminates_at(record, blocks)
+            before = instance_state(self._m.store, record, now, by_aws)
             self._m.store.add(TERMINATED, instance_id, {"at": now.isoformat()})
-            after = instance_state(self._m.store, listed[instance_id], now)
+            after = instance_state(self._m.store, record, now, by_aws)
             changes.append(
                 {
                     "InstanceId": instance_id,
@@ -273,20 +307,23 @@ class Instances:
             )
         return {"TerminatingInstances": changes}
 
-    def _listed(self, region: str, now: datetime) -> list[Record]:
+    def _listed(self, region: str, now: datetime, blocks: Mapping[str, datetime]) -> list[Record]:
         """This region's instances, terminated ones for an hour after."""
         out = []
         for record in self._m.store.records(INSTANCE):
             if record["region"] != region:
                 continue
-            ended = self._m.store.get(TERMINATED, record["id"])
-            if ended is not None and now >= datetime.fromisoformat(ended["at"]) + GONE_AFTER:
+            ended = terminated_at(self._m.store, record, self._terminates_at(record, blocks))
+            if ended is not None and now >= ended + GONE_AFTER:
                 continue
             out.append(record)
         return out
 
-    def _render(self, record: Record, now: datetime) -> dict[str, Any]:
-        state = instance_state(self._m.store, record, now)
+    def _render(
+        self, record: Record, now: datetime, blocks: Mapping[str, datetime] | None = None
+    ) -> dict[str, Any]:
+        by_aws = self._terminates_at(record, blocks or {})
+        state = instance_state(self._m.store, record, now, by_aws)
         instance: dict[str, Any] = {
             "InstanceId": record["id"],
             "InstanceType": record["type"],

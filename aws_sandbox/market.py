@@ -141,6 +141,7 @@ class SandboxMarket:
                 "criteria": r["InstanceMatchCriteria"],
                 "active": r["State"] == "active",
                 "room": r["AvailableInstanceCount"],
+                "end": r.get("EndDate"),
             }
             for r in listed
         ]

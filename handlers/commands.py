@@ -16,15 +16,9 @@ from bot.blocks.help import example_request, help_blocks, usage
 from bot.blocks.mig import mig_check_blocks, mig_plan_blocks
 from bot.blocks.modals import reserve_form
 from bot.blocks.quote import request_title
-from bot.blocks.requests import (
-    PAGE,
-    WAITING_PAGE,
-    list_blocks,
-    status_blocks,
-    status_summary_blocks,
-    waiting_blocks,
-)
+from bot.blocks.requests import PAGE, list_blocks, status_blocks, status_summary_blocks
 from bot.blocks.text import esc, unescape_slack
+from bot.blocks.waiting import WAITING_PAGE, waiting_blocks
 from bot.domain.catalog import UnknownInstanceType
 from bot.domain.grammar import RequestSyntaxError
 from bot.domain.mig import ModelError, UnknownProfile, check_layout, parse_models, plan_layout

@@ -9,9 +9,10 @@ from typing import Any
 from bot.blocks.deploy import endpoint_lines
 from bot.blocks.elements import context, section
 from bot.blocks.help import example_request
-from bot.blocks.requests import list_blocks, waiting_item_blocks
+from bot.blocks.requests import list_blocks
 from bot.blocks.text import when
 from bot.blocks.usage import utilisation_line
+from bot.blocks.waiting import waiting_groups, waiting_item_blocks
 from bot.domain.deployment.record import Deployment
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import LiveReservation, human_duration
@@ -53,14 +54,17 @@ def home_view(
     ]
     if waiting is not None:
         pending, total = waiting
+        shown = pending[:MAX_PENDING_CARDS]
         blocks.append({"type": "divider"})
-        blocks.append(section(f"*Waiting for approval ({total})*"))
-        if not pending:
-            note = {"type": "mrkdwn", "text": "Nothing waits for you."}
-            blocks.append({"type": "context", "elements": [note]})
-        for record in pending[:MAX_PENDING_CARDS]:
-            blocks += waiting_item_blocks(record)
-            blocks.append({"type": "divider"})
+        if not shown:
+            blocks.append(section(f"*Waiting for approval ({total})*"))
+            blocks.append(context("Nothing waits for you."))
+        # Decisions, then leftovers handed to the approvers, each under its heading.
+        for title, records in waiting_groups(shown, complete=total <= len(shown)) if shown else []:
+            blocks.append(section(f"*{title}*"))
+            for record in records:
+                blocks += waiting_item_blocks(record)
+                blocks.append({"type": "divider"})
         if total > MAX_PENDING_CARDS:
             more = (
                 f"{total - MAX_PENDING_CARDS} more: `/gpu list waiting` lists them all, "

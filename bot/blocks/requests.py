@@ -10,12 +10,10 @@ from bot.blocks.ids import ActionId
 from bot.blocks.money import LEGEND, money_short, money_text
 from bot.blocks.purchase import reservation_line, unknown_buttons, usage
 from bot.blocks.quote import request_context, request_title
-from bot.blocks.reminders import escalated_cleanup_buttons, extension_card
 from bot.blocks.spend import budget_line
 from bot.blocks.text import clip, esc, quoted, usd, user, user_text_block, when
 from bot.blocks.values import RequestRef
 from bot.domain.audit import BOT, AuditEntry
-from bot.domain.cleanup import waits_for_approvers
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
 from bot.domain.ledger import asked_cents
@@ -224,60 +222,7 @@ def window(record: CapacityRecord) -> str:
 
 PAGE = 20  # requests per page of `/gpu list`
 LINES_PER_SECTION = 10  # ten summary lines stay well under a section's 3,000 characters
-# What waits for an approver, a page at a time: each with its buttons (up to 3 blocks),
-# so that a page stays under a message's 50 blocks beside the person's own requests.
-WAITING_PAGE = 10
 LEDGER_LINES = 8  # a request has a handful of money entries; an estimate can add a few
-
-
-_DECIDED_BY_APPROVERS = (ExtensionStatus.PENDING_APPROVAL, ExtensionStatus.UNKNOWN)
-
-
-def waiting_item_blocks(record: CapacityRecord) -> list[Block]:
-    """One thing that waits for an approver, with the buttons to decide it: an extension
-    of the request when one is asked or its purchase's outcome is unknown, a purchase
-    whose outcome is unknown (Check again, Mark failed), leftovers handed to the
-    approvers (Clean up now, Keep for a day), else the request itself."""
-    ext = record.extension
-    if ext is not None and ext.status in (
-        ExtensionStatus.PENDING_APPROVAL,
-        ExtensionStatus.UNKNOWN,
-    ):
-        return extension_card(record.id, record.requester, ext).blocks
-    line = section(summary_line(record))
-    if record.state is State.PURCHASE_UNKNOWN:
-        return [line, unknown_buttons(record)]
-    if waits_for_approvers(record.cleanup):
-        assert record.cleanup is not None
-        cost = f"{usd(record.cleanup.usd_per_hour)}/h still billed"
-        left = context(f"Ended with resources left, handed to the approvers · {cost}")
-        return [line, left, escalated_cleanup_buttons(record.id)]
-    return [line, approval_buttons(record)]
-
-
-def waiting_blocks(
-    shown: list[CapacityRecord], total: int, *, offset: int = 0, more: str | None = None
-) -> list[Block]:
-    """One page (`shown`, from `offset` of `total`) of everything that waits for an
-    approver: requests, extensions and purchases of unknown outcome, each with its
-    buttons."""
-    heading = "*Waiting for approval*"
-    if shown and (offset or total > offset + len(shown)):
-        heading += f" ({offset + 1}–{offset + len(shown)} of {total})"
-    blocks: list[Block] = [section(heading)]
-    if not shown:
-        note = "Nothing waits for you." if not offset else f"No more: there are {total}."
-        blocks.append(context(note))
-        return blocks
-    for record in shown:
-        blocks += waiting_item_blocks(record)
-    rest = total - offset - len(shown)
-    if rest > 0:
-        note = f"{rest} more" + (
-            f": `{more}` shows the next {min(rest, WAITING_PAGE)}." if more else "."
-        )
-        blocks.append(context(note))
-    return blocks
 
 
 def list_blocks(

@@ -360,3 +360,25 @@ def test_app_home_shows_live_reservations_with_time_left_and_the_next_reminder(m
     bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
     bot.wait()
     assert "Your reservations" not in json.dumps(bot.fake.of("views.publish")[-1].view())
+
+
+def test_an_instance_still_listed_in_an_ended_block_is_not_priced(make_bot) -> None:  # type: ignore[no-untyped-def]
+    """AWS terminates a Capacity Block's instances 30 minutes before it ends: one it still
+    lists as running after the end is going, paid with the block, not "still costing"."""
+    bot = make_bot()
+    res = buy(bot, OptionKind.CAPACITY_BLOCK)
+    at(bot, res.start + MIN)
+    move(bot, "R1", State.ACTIVE)
+    bot.wait()
+    sandbox = bot.market.leftovers
+    # Placed without the launch rules: as if DescribeInstances still said "running".
+    sandbox.place_instance(
+        "us-east-1", "p5.48xlarge", tags={"gpu-bot:request-id": "R1"}, reservation_id=res.id
+    )
+    bot.clock.set(res.end)
+    move(bot, "R1", State.EXPIRED)
+    bot.wait()
+    prompt = bot.fake.of("chat.postMessage")[-1].text_of_blocks()
+    assert tagged(bot, "R1") in prompt
+    assert "in the ended Capacity Block: AWS terminates it" in prompt
+    assert "Still costing" not in prompt and "/h" not in prompt

@@ -146,7 +146,7 @@ def _button(blocks: list[dict[str, Any]], action: ActionId) -> dict[str, Any]:
 
 
 def test_every_button_that_deletes_or_spends_asks_first() -> None:
-    from bot.blocks.requests import waiting_item_blocks
+    from bot.blocks.waiting import waiting_item_blocks
     from bot.domain.lifecycle import State
     from tests.factories import make_record
 

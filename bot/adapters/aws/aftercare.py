@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 REQUEST_TAG = "gpu-bot:request-id"
 LIVE_INSTANCE_STATES = ["pending", "running", "stopping", "stopped"]
 BILLING_RESERVATION_STATES = frozenset({"active", "pending", "scheduled"})
+# AWS terminates what still runs in a Capacity Block 30 minutes before it expires (EC2 User
+# Guide, "Work with Capacity Blocks"): such an instance is going, and paid with the block.
+BLOCK_TERMINATES_BEFORE_END = timedelta(minutes=30)
 # Not found any more: as good as deleted.
 GONE = frozenset(
     {
@@ -271,14 +274,23 @@ class AwsAftercare:
         """Instances tagged for the request (ours), and those running in its reservation
         without the tag (not ours: someone else's, left alone)."""
         items = [
-            self._instance(instance, region, ours=True)
+            self._instance(instance, region, res, ours=True)
             for instance in self._live_instances(aws, f"tag:{REQUEST_TAG}", request_id)
         ]
         if res is not None and res.kind != "training-plan":
             for instance in self._live_instances(aws, "capacity-reservation-id", res.id):
                 ours = _tags(instance).get(REQUEST_TAG) == request_id
-                items.append(self._instance(instance, region, ours=ours))
+                items.append(self._instance(instance, region, res, ours=ours))
         return items
+
+    def _terminated_by_aws(self, instance: Any, res: Reservation | None) -> bool:
+        """An instance of the request's Capacity Block once AWS terminates them."""
+        return (
+            res is not None
+            and res.kind == "capacity-block"
+            and instance.get("CapacityReservationId") == res.id
+            and self.clock.now() >= res.end - BLOCK_TERMINATES_BEFORE_END
+        )
 
     def _live_instances(self, aws: AwsClients, name: str, value: str) -> list[Any]:
         pages = aws.ec2.get_paginator("describe_instances").paginate(
@@ -294,11 +306,16 @@ class AwsAftercare:
             for instance in group.get("Instances", [])
         ]
 
-    def _instance(self, instance: Any, region: str, ours: bool) -> Leftover:
+    def _instance(
+        self, instance: Any, region: str, res: Reservation | None, ours: bool
+    ) -> Leftover:
         kind = instance.get("InstanceType", "")
         state = (instance.get("State") or {}).get("Name", "?")
-        priced = ours and state != "stopped"
+        by_aws = self._terminated_by_aws(instance, res)
+        priced = ours and state != "stopped" and not by_aws
         note = f"{kind}, {state}"
+        if by_aws:
+            note += ", in the ended Capacity Block: AWS terminates it (paid with the block)"
         if not ours:
             note += f", in the reservation but not tagged {REQUEST_TAG}"
         return Leftover(
