@@ -37,6 +37,28 @@ def test_create_and_read_back(redis_store: RedisStore) -> None:
     assert [r.id for r in redis_store.for_user("U0REQUESTER")] == ["R1"]
 
 
+def test_a_users_requests_in_some_states_are_found_behind_many_newer_ones(
+    redis_store: RedisStore,
+) -> None:
+    """App Home's live reservations: an old one behind 60 newer quotes is still found, and
+    only the records in those states are read."""
+    redis_store.create(
+        make_record("R1", state=State.SCHEDULED), audit("x", State.DRAFT, State.DRAFT)
+    )
+    for n in range(2, 62):
+        rec = make_record(f"R{n}", state=State.QUOTED)
+        redis_store.create(rec, audit("x", State.DRAFT, State.DRAFT))
+    redis_store.create(make_record("R62", state=State.ACTIVE), audit("x", State.DRAFT, State.DRAFT))
+    read: list[str] = []
+    get_many = redis_store.get_many
+    redis_store.get_many = lambda ids: read.extend(ids) or get_many(ids)  # type: ignore[method-assign]
+    live = (State.SCHEDULED, State.ACTIVE)
+    assert [r.id for r in redis_store.for_user_in_states("U0REQUESTER", live)] == ["R62", "R1"]
+    assert read == ["R62", "R1"]
+    assert [r.id for r in redis_store.for_user_in_states("U0REQUESTER", live, limit=1)] == ["R62"]
+    assert redis_store.for_user_in_states("U0NOBODY", live) == []
+
+
 def test_create_twice_conflicts(redis_store: RedisStore) -> None:
     redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
     with pytest.raises(VersionConflict, match=r"R1 is at version 1 \(draft\)"):
