@@ -59,6 +59,23 @@ def test_a_users_requests_in_some_states_are_found_behind_many_newer_ones(
     assert redis_store.for_user_in_states("U0NOBODY", live) == []
 
 
+def test_what_waits_for_an_approver_is_paged_and_counted_inside_redis(
+    redis_store: RedisStore,
+) -> None:
+    """More than one chunk of the script's read (500): each approver's page leaves out the
+    requests they asked for, and the count is of the rest."""
+    for n in range(1, 1102):
+        who = "U0A" if n % 2 else "U0B"
+        rec = make_record(f"R{n}", state=State.PENDING_APPROVAL, requester=who)
+        redis_store.create(rec, audit("x", State.DRAFT, State.PENDING_APPROVAL))
+    assert redis_store.waiting_for("U0C", 0, 3) == (["R1", "R2", "R3"], 1101)
+    assert redis_store.waiting_for("U0A", 0, 3) == (["R2", "R4", "R6"], 550)
+    assert redis_store.waiting_for("U0B", 549, 5) == (["R1099", "R1101"], 551)
+    page, total = redis_store.waiting_for("U0A")
+    assert total == 550 and page == [f"R{n}" for n in range(2, 1102, 2)]
+    assert redis_store.waiting_for("U0A", 0, 0) == ([], 550)
+
+
 def test_create_twice_conflicts(redis_store: RedisStore) -> None:
     redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
     with pytest.raises(VersionConflict, match=r"R1 is at version 1 \(draft\)"):
