@@ -13,7 +13,7 @@ from bot.domain.approval import SpendingPolicy
 from bot.domain.choices import over_the_limit
 from bot.domain.comparison import Option, OptionKind
 from bot.domain.future_reservation import AHEAD_SHORT, AT_WINDOW_SHORT
-from bot.domain.grammar import render_duration, render_request
+from bot.domain.grammar import duration_words, render_request
 from bot.domain.recommendation import Quote, most_usd
 from bot.domain.request import CapacityRequest, RequestDraft
 from bot.domain.words import percent
@@ -23,16 +23,9 @@ Block = dict[str, Any]
 
 def request_title(r: CapacityRequest) -> str:
     return (
-        f"{r.count}x {r.instance_type} for {_duration_words(r.duration_hours)} "
+        f"{r.count}x {r.instance_type} for {duration_words(r.duration_hours)} "
         f"from {when(r.start)} ({r.region})"
     )
-
-
-def _duration_words(hours: int) -> str:
-    short = render_duration(hours)
-    unit = {"w": "week", "d": "day", "h": "hour"}[short[-1]]
-    n = int(short[:-1])
-    return f"{n} {unit}{'s' if n != 1 else ''}"
 
 
 def request_context(r: CapacityRequest) -> str:

@@ -4,6 +4,7 @@ and Submit for approval), the end, the list with Stop buttons."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from bot.blocks.elements import Block, actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
@@ -16,7 +17,7 @@ from bot.domain.grammar import render_duration
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
 from bot.domain.records import CapacityRecord
-from bot.domain.watch import Watch, WatchState, stopper
+from bot.domain.watch import Watch, WatchState, end_of_day, stopper
 
 MOST_LISTED = 40
 
@@ -28,10 +29,17 @@ def watch_summary(watch: Watch) -> str:
         parts.append(f"start may move {render_duration(watch.flex_hours)} later")
     if watch.cap is not None:
         parts.append(f"at most {watch.cap.describe()}")
-    parts.append(f"until {when(watch.until)}")
+    parts.append(f"until {until_text(watch.until)}")
     if watch.auto_submit:
         parts.append("submits a match for approval at once")
     return " · ".join(parts)
+
+
+def until_text(until: datetime) -> str:
+    """A watch's end: a whole day (until=DAY, or the default) as that day."""
+    if until == end_of_day(until.astimezone(UTC).date()):
+        return f"the end of {until:%Y-%m-%d} UTC"
+    return when(until)
 
 
 def watching_text(watch: Watch, regions: tuple[str, ...]) -> str:

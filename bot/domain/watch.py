@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -113,9 +113,14 @@ class Watch(_Frozen):
         return (ReservationKind.CAPACITY_BLOCK, ReservationKind.TRAINING_PLAN)
 
 
+def end_of_day(day: date) -> datetime:
+    """The last second of a UTC day: a watch `until` a day watches through it."""
+    return datetime.combine(day, time(23, 59, 59), tzinfo=UTC)
+
+
 def latest_start(start: datetime, flex_hours: int) -> datetime:
     moved = (start + timedelta(hours=flex_hours)).astimezone(UTC)
-    return datetime.combine(moved.date(), time(23, 59, 59), tzinfo=UTC)
+    return end_of_day(moved.date())
 
 
 def default_until(request: CapacityRequest, flex_hours: int, now: datetime) -> datetime:

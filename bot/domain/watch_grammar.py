@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from bot.domain.catalog import Catalog
 from bot.domain.grammar import (
@@ -25,7 +25,7 @@ from bot.domain.grammar import (
 )
 from bot.domain.grammar.values import Builder
 from bot.domain.request import RequestDraft
-from bot.domain.watch import MAX_FLEX, MAX_WATCH, PriceCap
+from bot.domain.watch import MAX_FLEX, MAX_WATCH, PriceCap, end_of_day
 
 WATCH_FORMS: dict[str, str] = {
     "flex": "flex=7d or flex=36h: how far the start may move (0h to 8w)",
@@ -145,8 +145,8 @@ def _until(b: Builder, value: str, now: datetime) -> datetime:
             f'"{token}" is more than 8 weeks away', token=token, accepted=WATCH_FORMS["until"]
         )
     if _DAY_RE.fullmatch(value):
-        # A day given means through its end.
-        return datetime.combine(date.fromisoformat(value), time(0), tzinfo=UTC) + timedelta(days=1)
+        # A day given means through its end (as the default, the latest start's day).
+        return end_of_day(date.fromisoformat(value))
     return when
 
 
@@ -168,7 +168,8 @@ def render_watch(ask: WatchAsk) -> str:
         suffix = "/h" if ask.cap.per_hour else ""
         parts.append(f"max={ask.cap.usd:g}{suffix}")
     if ask.until is not None:
-        parts.append(f"until={render_start(ask.until)}")
+        whole_day = ask.until == end_of_day(ask.until.astimezone(UTC).date())
+        parts.append(f"until={ask.until.date() if whole_day else render_start(ask.until)}")
     if ask.auto_submit:
         parts.append("auto=submit")
     return " ".join(parts)

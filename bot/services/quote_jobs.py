@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from bot.blocks.text import esc
 from bot.domain.lifecycle import State
 from bot.domain.outlook import Search
 from bot.domain.recommendation import Quote, most_usd
@@ -13,7 +14,7 @@ from bot.domain.records import CapacityRecord
 from bot.domain.request import CapacityRequest
 from bot.domain.transitions import quote_failed, quoted
 from bot.services.changes import BOT, Change, RequestChanges
-from bot.services.jobs import QuoteJob, QuoteOnlyJob
+from bot.services.jobs import OpenJob, QuoteJob, QuoteOnlyJob
 from bot.services.ports import Clock, Notifier
 from bot.services.quoting import QuoteService
 from bot.services.spending import SpendLedger
@@ -42,11 +43,24 @@ class QuoteJobs:
 
     def run_quote_only(self, job: QuoteOnlyJob) -> None:
         """The `quote-only` job. What its searches saw is recorded after it is shown."""
+        if self.refused_unsold(job):
+            return
         team = self.ledger.team_of(job.user, job.channel)
         seen: list[Search] = []
         quote = self._quote(job.request, team, seen)
         self.notifier.show_quote(job.user, job.response_url or None, quote)
         self._record(seen)
+
+    def refused_unsold(self, job: OpenJob | QuoteOnlyJob) -> bool:
+        """Before a draft is stored: a type no region asked for sells is refused where
+        it was asked, naming the regions that sell it (nothing stored, nothing quoted)."""
+        refusal = self.quotes.unsold(job.request)
+        if refusal is None:
+            return False
+        wrong, where = refusal
+        text = f":warning: {esc(wrong)}; {esc(where)}. Nothing was quoted or stored."
+        self.notifier.reply(job.user, job.response_url or None, text)
+        return True
 
     def run_quote(self, job: QuoteJob) -> CapacityRecord | None:
         """The quote job: quote a draft, then show the result. Safe to run twice: a

@@ -90,18 +90,39 @@ class QuoteService:
     def check_sold(self, request: CapacityRequest) -> None:
         """`RequestSyntaxError` when no region asked for sells the type (for callers that
         refuse before quoting, such as the CLI)."""
-        _sold, refused = self._sold_regions(request)
-        if not _sold:
-            raise RequestSyntaxError(refused[0], accepted=self._where_to_look(request))
+        refusal = self.unsold(request)
+        if refusal is not None:
+            raise RequestSyntaxError(refusal[0], accepted=refusal[1])
+
+    def unsold(self, request: CapacityRequest) -> tuple[str, str] | None:
+        """(what is wrong, where it is sold) when no region asked for sells the type;
+        None when one does (or AWS could not tell). Where it is sold is asked of EC2 in
+        every region of the partition (DescribeInstanceTypeOfferings, cached)."""
+        sold, refused = self._sold_regions(request)
+        if sold:
+            return None
+        asked = set(self._candidates(request))
+        elsewhere = [
+            r
+            for r in self.market.regions()
+            if r not in asked and self.market.offered_in(request.instance_type, r)
+        ]
+        if not elsewhere:
+            where = f"no region is known to sell {request.instance_type}"
+        else:
+            first = next((r for r in (self.default_region, *BROAD_REGIONS) if r in elsewhere), None)
+            suggest = first or elsewhere[0]
+            where = f"it is sold in {', '.join(elsewhere)}: ask with region={suggest}"
+        return "; ".join(refused), where
 
     def quote(self, request: CapacityRequest, seen: list[Search] | None = None) -> Quote:
         """The comparison. The offering searches it made are remembered: added to `seen`
         for the caller to record once the answer is shown, or without `seen` at once."""
         now = self.clock.now()
+        refusal = self.unsold(request)
+        if refusal is not None:
+            return _refused(request, "; ".join(refusal), self.catalog, now)
         sold, refused = self._sold_regions(request)
-        if not sold:
-            reason = f"{refused[0]}; {self._where_to_look(request)}"
-            return _refused(request, reason, self.catalog, now)
         if searched_regions(request.region) is None:
             snapshot = self.market.snapshot(request, now)
             self._seen([(request, snapshot)], now, seen)
@@ -163,15 +184,6 @@ class QuoteService:
             else:
                 sold.append(region)
         return sold, refused
-
-    def _where_to_look(self, request: CapacityRequest) -> str:
-        instance = self.catalog.instance(request.instance_type)
-        listed = dict.fromkeys(
-            (*instance.capacity_blocks.regions, *instance.training_plans.regions)
-        )
-        if listed:
-            return f"regions the catalog lists for it: {', '.join(listed)}, or region=any"
-        return "another region, or region=any"
 
 
 def _cap(limits: SpendingPolicy) -> Cap | None:

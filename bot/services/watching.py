@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.domain.audit import AuditEntry
 from bot.domain.catalog import Catalog
+from bot.domain.grammar import duration_words
 from bot.domain.market import ReservationKind
 from bot.domain.request import ANY_REGION, CapacityRequest, IncompleteRequest, searched_regions
 from bot.domain.watch import (
@@ -158,17 +159,32 @@ class WatchService:
         return in_block or in_plan
 
     def _never_sold(self, watch: Watch) -> str:
+        """Why a watch would ask nothing: the type is not sold as a block or plan where
+        it looks (naming where it is, or that no region is known), or the size or length
+        is one AWS never sells."""
         req = watch.request
         entry = self.catalog.instance(req.instance_type)
-        where = sorted({*entry.capacity_blocks.regions, *entry.training_plans.regions})
         kinds = " or ".join(k.value.replace("-", " ") for k in watch.kinds())
+        limits = (
+            "Capacity Blocks: 1 to 64 instances, 1-14 days or whole weeks to 182 days; "
+            "training plans: 1, 2, 4, 8, 16, 32 or 64 instances."
+        )
+        if self.regions(watch):  # sold where it looks: the size or the length is not
+            return (
+                f"AWS does not sell {req.count}x {req.instance_type} for "
+                f"{duration_words(req.duration_hours)} as a {kinds}, so there is nothing "
+                f"to watch for. {limits}"
+            )
+        listed = {*entry.capacity_blocks.regions, *entry.training_plans.regions}
+        where = [r for r in BROAD_REGIONS if r in listed] + sorted(listed - {*BROAD_REGIONS})
         place = "in any region" if req.region == ANY_REGION else f"in {req.region}"
-        sold = f"; it is sold in {', '.join(where)}" if where else ""
+        if where:
+            sold = f"it is sold as one in {', '.join(where)}: watch there with region={where[0]}"
+        else:
+            sold = "no region is known to sell it as one"
         return (
-            f"AWS does not sell {req.count}x {req.instance_type} for {req.duration_hours}h as a "
-            f"{kinds} {place}, so there is nothing to watch for{sold}. Capacity Blocks: 1 to "
-            "64 instances, 1-14 days or whole weeks to 182 days; training plans: 1, 2, 4, 8, "
-            "16, 32 or 64 instances."
+            f"AWS does not sell {req.instance_type} as a {kinds} {place}, so there is nothing "
+            f"to watch for; {sold}."
         )
 
     def create(self, made: Made) -> Watch:

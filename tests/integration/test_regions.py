@@ -175,3 +175,30 @@ def test_cli_prints_the_same_times_in_any_host_time_zone() -> None:
     assert outputs[0] == outputs[1]
     block = next(o for o in outputs[0]["options"] if o["kind"] == "capacity-block")
     assert block["start"].endswith("11:30:00+00:00")
+
+
+def test_a_type_no_region_sells_is_refused_saying_none_is_known() -> None:
+    """A world where EC2 sells g5.48xlarge nowhere (DescribeInstanceTypeOfferings answers
+    nothing in every region): the refusal says no region is known, names none."""
+    from dataclasses import replace
+
+    from aws_sandbox import SandboxMarket
+    from aws_sandbox.world import World, default_world
+    from bot.adapters.aws.sandboxed import sandbox_clients
+
+    world = default_world()
+    specs = [world.spec(name) for name in world.instance_types]
+    unsold = [replace(s, sold_in=()) if s.instance_type == "g5.48xlarge" else s for s in specs]
+    sandbox = SandboxMarket(ManualClock(NOW), World([s for s in unsold if s is not None]))
+    market = AwsMarket(lambda region: sandbox_clients(sandbox, region), default_catalog())
+    quotes = QuoteService(market, default_catalog(), ManualClock(NOW), "us-east-1")
+    try:
+        request = quotes.complete(quotes.parse(f"1x g5.48xlarge 2d from {WHEN} us-east-1"))
+        refusal = quotes.unsold(request)
+        assert refusal is not None
+        assert refusal[0].startswith("g5.48xlarge is not sold in us-east-1")
+        assert refusal[1] == "no region is known to sell g5.48xlarge"
+        sold = quotes.complete(quotes.parse(f"1x g5.12xlarge 2d from {WHEN} us-east-1"))
+        assert quotes.unsold(sold) is None
+    finally:
+        market.close()

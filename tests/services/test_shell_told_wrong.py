@@ -3,6 +3,8 @@ session: each test is one thing someone was told, and what they are told now."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from tests.shell_runner import run_shell_here, section
 
 ON_DEMAND_FOR_A_DAY = [
@@ -57,3 +59,54 @@ def test_leftovers_handed_to_the_approvers_have_their_own_heading_and_buttons() 
         leftovers = shown.split("*Left after the end, handed to the approvers", 1)[1]
         assert "*R1*" in leftovers and "[1] Clean up now  [2] Keep for a day" in leftovers
     assert "*Left after the end, handed to the approvers (1)*" in section(out, "App Home of @alice")
+
+
+def test_a_type_the_region_does_not_sell_is_refused_before_quoting_naming_where() -> None:
+    script = [
+        '/gpu reserve 1x p5.48xlarge 1d from tomorrow eu-west-1 ec2 reason="eval"',
+        "/gpu quote 1x p5.48xlarge 1d from tomorrow eu-west-1",
+        "/gpu list",
+    ]
+    out = run_shell_here("\n".join(script) + "\n")
+    refused = section(out, "ephemeral to you · message 1, updated in place")
+    assert "p5.48xlarge is not sold in eu-west-1 (EC2 DescribeInstanceTypeOfferings)" in refused
+    assert "it is sold in " in refused and "us-east-1" in refused
+    assert "ask with region=us-east-1" in refused and "Nothing was quoted or stored" in refused
+    assert "Nothing fits" not in out and "Submit" not in out
+    quoted = section(out, "ephemeral to you · message 2, updated in place")
+    assert "p5.48xlarge is not sold in eu-west-1" in quoted
+    listed = out.split("you> /gpu list", 1)[1]
+    assert "No requests yet." in listed and "R1" not in listed
+
+
+def test_a_watch_refusal_never_says_the_type_is_sold_where_it_says_it_is_not() -> None:
+    script = [
+        "/gpu watch 100x p5.48xlarge 3d from tomorrow ec2",
+        "/gpu watch 8x p5.48xlarge 3d from tomorrow ec2 eu-west-1",
+        "/gpu watch 8x g5.48xlarge 3d from tomorrow ec2",
+    ]
+    out = run_shell_here("\n".join(script) + "\n")
+    too_many = section(out, "ephemeral to you · message 1")
+    assert "AWS does not sell 100x p5.48xlarge for 3 days as a capacity block" in too_many
+    assert "1 to 64 instances" in too_many and "sold" not in too_many.split("block")[1]
+    elsewhere = section(out, "ephemeral to you · message 2")
+    assert "does not sell p5.48xlarge as a capacity block in eu-west-1" in elsewhere
+    assert "it is sold as one in us-east-1" in elsewhere and "region=us-east-1" in elsewhere
+    assert "eu-west-1" not in elsewhere.split("sold as one in")[1]
+    nowhere = section(out, "ephemeral to you · message 3")
+    assert "no region is known to sell it as one" in nowhere
+
+
+def test_a_watch_until_a_day_shows_that_day_as_the_default_does() -> None:
+    day = (datetime.now(UTC) + timedelta(days=14)).date()
+    script = [
+        f"/gpu watch 8x p5.48xlarge 3d from {day} ec2 until={day}",
+        f"/gpu watch 8x p5.48xlarge 3d from {day} ec2",  # the default: the latest start's day
+        "/gpu watches",
+    ]
+    out = run_shell_here("\n".join(script) + "\n")
+    shown = f"until the end of {day} UTC"
+    given, default = out.split("you> /gpu watch ")[1:3]
+    assert shown in given.split("\n")[2] and shown in default.split("\n")[2]
+    assert out.split("you> /gpu watches", 1)[1].count(shown) == 2
+    assert f"{day + timedelta(days=1)} 00:00" not in out and "23:59" not in out

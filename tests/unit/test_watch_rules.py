@@ -184,7 +184,7 @@ def test_the_grammar_reads_the_watch_settings_beside_the_request() -> None:
     text = "8x p5.48xlarge 3d from 2026-12-14 flex=7d max=40/h region=any until=2026-12-10"
     ask = parse_watch(text, now=NOW)
     assert ask.flex_hours == 168 and ask.cap == PriceCap(usd=40, per_hour=True)
-    assert ask.until == datetime(2026, 12, 11, tzinfo=UTC)  # through the 10th
+    assert ask.until == datetime(2026, 12, 10, 23, 59, 59, tzinfo=UTC)  # through the 10th
     assert ask.draft.region == "any" and ask.draft.count == 8
     assert parse_watch("8x p5.48xlarge 3d from 2026-12-14 max=30000", now=NOW).cap == PriceCap(
         usd=30000, per_hour=False

@@ -23,7 +23,12 @@ values.py (reading each field's value), text.py (`parse_request`), form.py
 """
 
 from bot.domain.grammar.form import parse_form
-from bot.domain.grammar.render import render_duration, render_request, render_start
+from bot.domain.grammar.render import (
+    duration_words,
+    render_duration,
+    render_request,
+    render_start,
+)
 from bot.domain.grammar.text import parse_request
 from bot.domain.grammar.vocabulary import (
     ACCEPTED_FORMS,
@@ -41,6 +46,7 @@ __all__ = [
     "MAX_SEARCHED_REGIONS",
     "MAX_START_AHEAD",
     "RequestSyntaxError",
+    "duration_words",
     "field_word",
     "parse_form",
     "parse_request",

@@ -57,3 +57,11 @@ def render_start(when: datetime) -> str:
     if when.second:
         return when.strftime("%Y-%m-%dT%H:%M:%SZ")
     return when.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def duration_words(hours: int) -> str:
+    """A duration in words: "1 day", "3 days", "2 weeks", "5 hours"."""
+    short = render_duration(hours)
+    unit = {"w": "week", "d": "day", "h": "hour"}[short[-1]]
+    n = int(short[:-1])
+    return f"{n} {unit}{'s' if n != 1 else ''}"
