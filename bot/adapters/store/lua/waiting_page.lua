@@ -14,7 +14,9 @@ local limit = tonumber(ARGV[3])
 local size = redis.call('ZCARD', KEYS[1])
 local counted = redis.call('EXISTS', KEYS[4]) == 1 and limit ~= nil
 local total, page, seen = 0, {}, 0
+-- A walk that can stop early reads little more than the page first, then doubles.
 local chunk, from = 500, 0
+if counted then chunk = math.min(500, 2 * (offset + limit) + 8) end
 
 local function excludes(entry)
   local first = true
@@ -41,6 +43,7 @@ while from < size do
     end
   end
   from = from + chunk
+  chunk = math.min(500, 2 * chunk)
 end
 if counted then
   total = size - tonumber(redis.call('HGET', KEYS[3], user) or '0')
