@@ -77,6 +77,10 @@ class ConsoleSlack:
         self.services: Wiring = build_services(self.settings, clock=self.clock, store=store)
         self.app: App = build_app(self.services, request_verification=False)
         self.worker = Worker(self.services)
+        # As a worker does at start: the monthly spend summary is due on the next 1st of
+        # the sandbox's clock, so `clock` across it posts the month (the outlook scan is
+        # left to `days`, which runs it).
+        self.services.spend_summary.seed()
         self._seen = len(self.api.calls)
         self._ids = itertools.count(1)
 

@@ -1021,6 +1021,13 @@ def test_the_second_quote_reads_prices_from_the_cache(
         assert "(cached 7m ago)" in after.source.describe()
     assert second.spot is not None and second.spot.zone == "us-east-1b"
 
+    # The 15-minute TTL runs on the given clock (the shell's sandbox time), not only on
+    # Redis's: 88 hours later the prices are asked again, never "cached 88h ago".
+    clock.advance(timedelta(hours=88))
+    third = market.snapshot(make_request(), clock.now())
+    assert responder.count("GetProducts") == 4 and responder.count("DescribeSpotPriceHistory") == 2
+    assert third.on_demand is not None and third.on_demand.source.origin is Origin.LIVE
+
 
 def test_the_sagemaker_price_is_cached_per_workload(
     clients: AwsClients, make_market: MarketFactory, redis_store: RedisStore, clock: ManualClock

@@ -4,7 +4,9 @@ session: each test is one thing someone was told, and what they are told now."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+from bot.shell.console_api import COMMAND_CHANNEL
 from tests.shell_runner import run_shell_here, section
 
 ON_DEMAND_FOR_A_DAY = [
@@ -110,3 +112,59 @@ def test_a_watch_until_a_day_shows_that_day_as_the_default_does() -> None:
     assert shown in given.split("\n")[2] and shown in default.split("\n")[2]
     assert out.split("you> /gpu watches", 1)[1].count(shown) == 2
     assert f"{day + timedelta(days=1)} 00:00" not in out and "23:59" not in out
+
+
+TEAM = {"GPU_BOT_BUDGETS": "ml-research=50000", "GPU_BOT_TEAMS": "ml-research=C0GENERAL"}
+QUOTE = "/gpu quote 2x p5.48xlarge 2d from tomorrow ec2"
+
+
+def test_prices_are_cached_on_the_sandbox_clock() -> None:
+    out = run_shell_here("\n".join([QUOTE, "clock +5m", QUOTE, "clock +88h", QUOTE]) + "\n")
+    first, soon, later = out.split(f"you> {QUOTE}")[1:]
+    assert "(cached" not in first
+    assert "Pricing API (AmazonEC2) (cached 5m ago)" in soon.split("you> clock")[0]
+    assert "(cached" not in later and "_price from sandbox: Pricing API (AmazonEC2)_" in later
+
+
+def test_a_report_card_counts_in_the_teams_learned_figure_at_the_next_quote() -> None:
+    script = [
+        QUOTE,  # nothing measured yet: 100%
+        '/gpu reserve 2x p5.48xlarge 2d from tomorrow ec2 reason="eval"',
+        "press 1",
+        "",
+        "",
+        "as alice",
+        "press 1",
+        "y",
+        "as you",
+        "clock +36h",
+        "launch 2 into R1",
+        "clock +2d",
+        "clock +5m",  # the report card
+        QUOTE,
+    ]
+    out = run_shell_here("\n".join(script) + "\n", **TEAM)
+    first, last = out.split(f"you> {QUOTE}")[1:]
+    assert "ran at" not in first
+    assert ":bar_chart: Request R1 has ended" in out.split(f"you> {QUOTE}")[1]
+    assert "your team ml-research's last one ran at " in last
+
+
+def test_the_monthly_summary_is_posted_when_the_sandbox_clock_crosses_the_first() -> None:
+    now = datetime.now(UTC)
+    first = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    minutes = int((first - now).total_seconds() // 60) + 5
+    out = run_shell_here(f"{QUOTE}\nclock +{minutes}m\n", **TEAM)
+    crossed = out.split("you> clock", 1)[1]
+    assert f"== GPU spend in {now:%Y-%m}: $0.00 held or paid ==" in crossed
+    assert "*ml-research* held $0.00 · paid $0.00 · $0.00 of $50,000.00 budget" in crossed
+
+
+def test_the_readme_names_the_shells_channel_and_a_team_mapped_by_it_takes_its_requests() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    channel = COMMAND_CHANNEL[0]
+    assert f"typed in the channel\n`{channel}`" in readme
+    line = next(w for w in readme.split("`") if w.startswith("GPU_BOT_TEAMS=ml-research=C"))
+    settings = dict(pair.split("=", 1) for pair in line.split()[:2])
+    out = run_shell_here(f"{QUOTE}\n", **settings)
+    assert ":moneybag: ml-research: $0 of $50,000 held or paid" in out

@@ -264,7 +264,9 @@ class AwsMarket:
         if kind is PriceKind.SAGEMAKER_ON_DEMAND:
             key += f":{sagemaker_usage(request)}"  # training and hosting rates differ
         cached = self._cache.get_price(key)
-        if cached is not None:
+        # The TTL on the given clock (a sandbox's may run ahead of the store's expiry, or
+        # be set back): a figure older than it, or from "the future", is asked again.
+        if cached is not None and timedelta(0) <= now - cached[1] < self._ttl:
             hit, stored_at = cached
             age = int((now - stored_at).total_seconds())
             source = hit.source.model_copy(
