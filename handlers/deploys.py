@@ -51,6 +51,9 @@ def open_deploy_form(
 ) -> None:
     """The deploy form, with `wanted` (a request id) chosen when given."""
     incoming = talk.interaction
+    if wanted and services.queries.get(wanted.upper()) is None:
+        talk.refuse(f"There is no request {esc(wanted)}: `/gpu list` shows yours.")
+        return
     plans = services.deploys.plans_of(incoming.user)
     if not plans:
         talk.say(NO_PLAN)
@@ -128,6 +131,8 @@ def clean_up(talk: Conversation, services: Services, target: str) -> None:
     wanted = target.strip().upper()
     if is_deployment_id(wanted):
         said = [services.deploys.cleanup(wanted, talk.actor)]
+    elif services.queries.get(wanted) is None:
+        said = [f"There is no request {wanted}: `/gpu list` shows yours."]
     else:
         said = services.deploys.cleanup_request(wanted, talk.actor)
     talk.say("\n".join(esc(s) for s in said))

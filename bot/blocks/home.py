@@ -98,7 +98,7 @@ def live_blocks(live: Sequence[LiveReservation]) -> list[dict[str, Any]]:
         left = human_duration(item.time_left)
         timing = f"ends in {left}" if item.started else f"starts in {left}"
         upcoming = (
-            f"next reminder {when(item.next.due)} ({item.next.kind.value})"
+            f"next reminder {when(item.next.due)} ({item.next.kind.label})"
             if item.next
             else "no more reminders before the end"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from bot.blocks.elements import context, input_block, modal, plain, section, select_option
@@ -16,6 +17,7 @@ from bot.domain.extension import ExtensionOffer
 from bot.domain.grammar import render_duration
 from bot.domain.recommendation import Quote
 from bot.domain.records import CapacityRecord
+from bot.domain.reminders import human_duration
 from bot.domain.request import REASON_NEEDED, RequestDraft, Workload
 
 View = dict[str, Any]
@@ -265,8 +267,8 @@ def extension_approve_form(
     """The money confirm of an extension's Approve, with the amount."""
     question = (
         f"Approve *{usd(offer.fee_usd)}* to extend *{esc(request_id)}* by "
-        f"{render_duration(offer.hours)}, to {when(offer.end)}? It is paid up front and "
-        "cannot be cancelled."
+        f"{human_duration(timedelta(hours=offer.hours))}, to {when(offer.end)}? It is paid up "
+        "front and cannot be cancelled."
     )
     blocks: list[Block] = [section(question)]
     label = _approve_label(usd(offer.fee_usd))
@@ -286,7 +288,7 @@ def reject_form(record: CapacityRecord, metadata: dict[str, str]) -> View:
 
 def extension_reject_form(request_id: str, offer: ExtensionOffer, metadata: dict[str, str]) -> View:
     question = (
-        f"Reject extending *{esc(request_id)}* by {render_duration(offer.hours)} "
+        f"Reject extending *{esc(request_id)}* by {human_duration(timedelta(hours=offer.hours))} "
         f"to {when(offer.end)} ({usd(offer.fee_usd)})?"
     )
     return _reason_form(CallbackId.EXTENSION_REJECT, "Reject extension", question, metadata)

@@ -348,6 +348,10 @@ def history_line(entry: AuditEntry) -> str:
 
 
 def _a(noun: str) -> str:
+    """ "a Capacity Block", "an On-Demand Capacity Reservation"; On-Demand and Spot are
+    no thing one buys: "On-Demand instances", "Spot instances"."""
+    if noun in (OptionKind.ON_DEMAND.label, OptionKind.SPOT.label):
+        return f"{noun} instances"
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
@@ -368,9 +372,29 @@ def _window_launch(record: CapacityRecord) -> str | None:
     return f"{hint.title}\n```{esc(hint.command)}```"
 
 
+def bought_title(record: CapacityRecord) -> str:
+    """What the request is, over the window bought (or chosen: a block's offering starts
+    at 11:30 UTC, not at the hour asked); the asked window when nothing was chosen."""
+    res, offering, r = record.reservation, record.chosen_offering, record.request
+    if res is not None:
+        count, kind, start, end, region = (
+            res.instances,
+            res.instance_type,
+            res.start,
+            res.end,
+            res.region,
+        )
+    elif offering is not None:
+        count, kind, start, end = offering.count, r.instance_type, offering.start, offering.end
+        region = r.region
+    else:
+        return request_title(r)
+    return f"{count}x {kind} {when(start)} → {when(end)} ({region})"
+
+
 def requester_update(record: CapacityRecord) -> str:
     """The direct message a requester gets when their request changes state."""
-    title = request_title(record.request)
+    title = bought_title(record)
     if record.state is State.APPROVED:
         by = ", ".join(user(a.user) for a in record.approvals)
         approved = (

@@ -13,6 +13,7 @@ from bot.domain.comparison import OptionKind
 from bot.domain.reminders import human_duration
 from bot.domain.sampling import IdleStep, ReportCard
 from bot.domain.utilisation import Usage
+from bot.domain.words import percent
 
 _NOUN = {
     OptionKind.CAPACITY_BLOCK: "the block",
@@ -36,7 +37,7 @@ def utilisation_line(usage: Usage | None) -> str:
         return "Utilisation: not measured yet"
     running = f"{usage.running} running now"
     return (
-        f"Utilisation so far: {pct:.0f}% ({_hours(usage.used_instance_hours)} of "
+        f"Utilisation so far: {percent(pct / 100)} ({_hours(usage.used_instance_hours)} of "
         f"{_hours(usage.billed_instance_hours)} instance-hours), {running}"
     )
 
@@ -125,7 +126,7 @@ def report_card(card: ReportCard) -> Message:
             f"Paid: {usd(card.paid_usd)}",
             f"Used: {_hours(card.used_instance_hours)} of "
             f"{_hours(card.billed_instance_hours)} instance-hours "
-            f"({card.utilisation_pct:.0f}% utilisation)",
+            f"({percent(card.utilisation_pct / 100)} utilisation)",
             f"On-Demand for the hours used: {usd(card.on_demand_usd)}",
         ]
     )

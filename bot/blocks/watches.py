@@ -4,7 +4,7 @@ and Submit for approval), the end, the list with Stop buttons."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from bot.blocks.elements import Block, actions, button, confirmed, context, section
 from bot.blocks.ids import ActionId
@@ -13,10 +13,10 @@ from bot.blocks.text import esc, usd, user, when
 from bot.blocks.values import WatchRef
 from bot.domain.approval import SpendingPolicy
 from bot.domain.audit import AuditEntry
-from bot.domain.grammar import render_duration
 from bot.domain.lifecycle import State
 from bot.domain.market import Offering
 from bot.domain.records import CapacityRecord
+from bot.domain.reminders import human_duration
 from bot.domain.watch import Watch, WatchState, end_of_day, stopper
 
 MOST_LISTED = 40
@@ -26,7 +26,7 @@ def watch_summary(watch: Watch) -> str:
     """What a watch looks for, in one line (user text escaped)."""
     parts = [esc(request_title(watch.request))]
     if watch.flex_hours:
-        parts.append(f"start may move {render_duration(watch.flex_hours)} later")
+        parts.append(f"start may move {human_duration(timedelta(hours=watch.flex_hours))} later")
     if watch.cap is not None:
         parts.append(f"at most {watch.cap.describe()}")
     parts.append(f"until {until_text(watch.until)}")
@@ -54,7 +54,7 @@ def watching_text(watch: Watch, regions: tuple[str, ...]) -> str:
 
 def match_text(watch: Watch, offering: Offering) -> str:
     return (
-        f"Watch {watch.id} found {offering.kind.value} {offering.count}x "
+        f"Watch {watch.id} found a {offering.kind.label} of {offering.count}x "
         f"{offering.instance_type} from {when(offering.start)}: {usd(offering.upfront_usd)}"
     )
 
@@ -72,7 +72,7 @@ def match_blocks(
     this better one replaced."""
     zone = f" in {esc(offering.zone)}" if offering.zone else ""
     head = (
-        f":dart: *Watch {watch.id} found it:* {offering.kind.value} {offering.count}x "
+        f":dart: *Watch {watch.id} found it:* a {offering.kind.label} of {offering.count}x "
         f"`{esc(offering.instance_type)}` from {when(offering.start)} to {when(offering.end)}"
         f"{zone}, {usd(offering.upfront_usd)} upfront (${offering.hourly_usd:,.2f} per "
         f"instance-hour). The fee is checked again when it is bought."

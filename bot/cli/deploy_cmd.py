@@ -135,7 +135,7 @@ def _print(out: Console, plan: DeploymentPlan) -> None:
         for col in ("model", "needs", "copies", "on", "component"):
             table.add_column(col)
         for c in plan.components:
-            on = c.partition_type or f"{c.devices} whole GPU{'s' if c.devices > 1 else ''}"
+            on = c.partition_type or ask.instance.devices(c.devices)
             table.add_row(c.model, f"{c.memory_gb:g} GB", str(c.copies), on, c.name)
         out.print(table)
     if not plan.valid:

@@ -115,7 +115,8 @@ def _option_json(o: Option, region: str) -> dict[str, Any]:
         "interruptible": o.interruptible,
         "guaranteed": o.guaranteed,
         "billed_instances": o.billed_instances,
-        "billed_hours": o.billed_hours,
+        # 48 h at 90% is 43.2, not the float product 43.199999999999996.
+        "billed_hours": round(o.billed_hours, 2) if o.billed_hours is not None else None,
         "price_source": o.price_source.describe() if o.price_source else None,
     }
     if o.kind.reserved:

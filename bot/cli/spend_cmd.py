@@ -17,6 +17,7 @@ from bot.domain.budgets import month_of, parse_month
 from bot.domain.ledger import SpendRow
 from bot.domain.money import dollars
 from bot.domain.spend import SpendReport
+from bot.domain.words import percent
 
 EXIT_USAGE = 2
 CSV_COLUMNS = (
@@ -105,7 +106,7 @@ def _print_text(report: SpendReport) -> None:
         f"Spend in {report.month}{scope}: ${report.total_usd:,.2f} held or paid", markup=False
     )
     for r in report.rows:
-        used = "not measured" if r.used_pct is None else f"{r.used_pct:.1f}% used"
+        used = "not measured" if r.used_pct is None else f"{percent(r.used_pct / 100)} used"
         od = f"  On-Demand for the hours used ${dollars(r.measured):,.2f}" if r.measured else ""
         out.print(
             f"{r.request_id}  {r.team}  {r.requester}  {r.option}  {row_money(r)}  {used}{od}",

@@ -50,6 +50,11 @@ class InstanceType(_Frozen):
     def family(self) -> str:
         return self.instance_type.split(".", 1)[0]
 
+    def devices(self, n: int) -> str:
+        """`n` of its accelerators in words: "1 whole GPU", "2 Trainium devices"."""
+        noun = "Trainium device" if self.accelerator == "trainium" else "whole GPU"
+        return f"{n} {noun}{'s' if n != 1 else ''}"
+
 
 class CatalogPrice(_Frozen):
     kind: PriceKind

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.domain.words import percent
+
 if TYPE_CHECKING:
     from bot.domain.ledger import Closed
 
@@ -44,5 +46,6 @@ def learned_util(closed: Sequence[Closed], team: str, last: int = LEARN_FROM) ->
         return None
     used = sum(c.used_hours for c in chosen)
     billed = sum(c.billed_hours for c in chosen)
-    pct = min(100, max(1, round(100 * used / billed)))
+    # Rounded as every shown percentage is (bot.domain.words.percent: halves up).
+    pct = min(100, max(1, int(percent(used / billed).rstrip("%"))))
     return LearnedUtil(team=team, reservations=len(chosen), pct=pct)

@@ -58,6 +58,11 @@ class ReservationKind(StrEnum):
     CAPACITY_BLOCK = "capacity-block"
     TRAINING_PLAN = "training-plan"
 
+    @property
+    def label(self) -> str:
+        """As people read it: "Capacity Block", "training plan"."""
+        return "Capacity Block" if self is ReservationKind.CAPACITY_BLOCK else "training plan"
+
 
 class OfferingPart(_Frozen):
     """One reserved piece; a training plan offering can come in several parts."""

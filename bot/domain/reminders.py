@@ -74,6 +74,17 @@ class ReminderKind(StrEnum):
     def about_end(self) -> bool:
         return self in (ReminderKind.BEFORE_END, ReminderKind.CHECKPOINT)
 
+    @property
+    def label(self) -> str:
+        """As people read it."""
+        return {
+            ReminderKind.BEFORE_START: "before the start",
+            ReminderKind.AT_START: "at the start",
+            ReminderKind.BEFORE_END: "before the end",
+            ReminderKind.CHECKPOINT: "the checkpoint warning",
+            ReminderKind.CLEANUP: "the cleanup prompt",
+        }[self]
+
 
 @dataclass(frozen=True)
 class Reminder:

@@ -42,6 +42,7 @@ from bot.domain.sampling import (
 )
 from bot.domain.sampling import report_card as card_figures
 from bot.domain.transitions import TransitionRefused
+from bot.domain.words import percent
 from bot.services.actor import Actor
 from bot.services.changes import BOT, Change, RequestChanges
 from bot.services.delivery import OnceOnly
@@ -169,7 +170,11 @@ class UsageService:
             usage = step.record.usage
             assert usage is not None
             pct = usage.utilisation_pct
-            detail = f"{sample.running} running; {pct:.0f}% used so far" if pct is not None else ""
+            detail = (
+                f"{sample.running} running; {percent(pct / 100)} used so far"
+                if pct is not None
+                else ""
+            )
             if isinstance(step.event, Sampled) and step.event.alert:
                 alert = IdleStep(step.event.alert)
                 detail += f"; idle since {when(usage.idle_since or now)}: {alert.name.lower()}"

@@ -159,7 +159,7 @@ class WatchRounds:
             to_state=WatchState.WATCHING.value,
             at=now,
             usd=offering.upfront_usd,
-            detail=f"{offering.kind.value} {offering.offering_id} in {region} "
+            detail=f"{offering.kind.label} {offering.offering_id} in {region} "
             f"from {offering.start:%Y-%m-%d %H:%M}Z",
         )
         if self.watches.record_match(watch.id, sent, BETTER_BY, job, audit):

@@ -55,12 +55,12 @@ def test_the_watch_story_works_as_written_whatever_the_date(tmp_path: Path) -> N
     before_release, after_release = rest.split("you> market release", 1)
     assert "Nothing offered for it yet" in before_release
     assert "found it" not in before_release
-    assert ":dart: *Watch W1 found it:* capacity-block 8x `p5.48xlarge`" in after_release
+    assert ":dart: *Watch W1 found it:* a Capacity Block of 8x `p5.48xlarge`" in after_release
     assert "[1] Submit for approval…" in after_release
     assert "Submitted R1" in after_release
     assert ":white_check_mark: *Approved* · approved by @alice" in after_release
     final = after_release.split("you> /gpu status W1", 1)[1]
-    assert "1 match sent" in final and "match sent · capacity-block" in final
+    assert "1 match sent" in final and "match sent · Capacity Block" in final
     assert "Traceback" not in out and "is a command, not an answer" not in out
 
 

@@ -345,7 +345,7 @@ def test_app_home_shows_live_reservations_with_time_left_and_the_next_reminder(m
     bot.wait()
     home = json.dumps(bot.fake.of("views.publish")[-1].view())
     assert "Your reservations" in home and "starts in 1 d 6 h" in home
-    assert "next reminder 2026-12-02 11:30 UTC (before-start)" in home
+    assert "next reminder 2026-12-02 11:30 UTC (before the start)" in home
     at(bot, res.start + MIN)
     move(bot, "R1", State.ACTIVE)
     bot.wait()
@@ -355,7 +355,7 @@ def test_app_home_shows_live_reservations_with_time_left_and_the_next_reminder(m
     bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
     bot.wait()
     home = json.dumps(bot.fake.of("views.publish")[-1].view())
-    assert "ends in 1 h" in home and "(checkpoint)" in home
+    assert "ends in 1 h" in home and "(the checkpoint warning)" in home
     move(bot, "R1", State.EXPIRED)
     bot.post(*payloads.event({"type": "app_home_opened", "user": REQUESTER, "tab": "home"}))
     bot.wait()

@@ -139,7 +139,7 @@ def test_app_home_shows_the_window_with_time_left_and_the_next_reminder(
     bot.clock.set(start - 2 * H)
     shown = home()
     assert "Your reservations" in shown and f"2x p5.48xlarge {label}" in shown
-    assert "starts in 2 h" in shown and "(before-end)" in shown
+    assert "starts in 2 h" in shown and "(before the end)" in shown
     bot.clock.set(end - 3 * H)
     assert "ends in 3 h" in home()
     bot.clock.set(end + MIN)

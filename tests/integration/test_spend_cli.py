@@ -81,7 +81,7 @@ def test_text_names_what_was_not_measured(
     out = capsys.readouterr().out
     assert "Spend in 2026-12: $6,183.55 held or paid" in out
     assert "paid $4,983.55" in out
-    assert "25.0% used" in out and "not measured" in out
+    assert "25% used" in out and "not measured" in out
 
 
 def test_a_month_that_is_not_one_exits_2_saying_what_is_accepted(

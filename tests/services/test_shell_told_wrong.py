@@ -3,6 +3,7 @@ session: each test is one thing someone was told, and what they are told now."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -168,3 +169,51 @@ def test_the_readme_names_the_shells_channel_and_a_team_mapped_by_it_takes_its_r
     settings = dict(pair.split("=", 1) for pair in line.split()[:2])
     out = run_shell_here(f"{QUOTE}\n", **settings)
     assert ":moneybag: ml-research: $0 of $50,000 held or paid" in out
+
+
+BLOCK_APPROVED = [
+    '/gpu reserve 2x p5.48xlarge 2d from tomorrow ec2 reason="eval"',
+    "press 1",
+    "",
+    "",
+    "as alice",
+    "press 1",
+    "y",
+]
+
+
+def test_the_decision_dms_show_the_window_bought_not_the_one_asked() -> None:
+    out = run_shell_here("\n".join(BLOCK_APPROVED) + "\n")
+    dms = [section(out, h) for h in re.findall(r"── (DM to @you · message \d+) ──", out)]
+    approved, pending = dms[:2]
+    for dm in (approved, pending):
+        assert re.search(r"\(2x p5\.48xlarge \S+ 11:30 UTC → \S+ 11:30 UTC \(us-east-1\)\)", dm)
+        assert "00:00 UTC" not in dm
+
+
+def test_an_approved_on_demand_request_is_cancelled_as_help_says() -> None:
+    out = run_shell_here("\n".join(["/gpu help", *ON_DEMAND_FOR_A_DAY, "/gpu cancel R1"]) + "\n")
+    helped = out.split("you> /gpu help", 1)[1].split("you> ", 1)[0]
+    assert "or an approved On-Demand or Spot one before its window opens" in helped
+    # The amount alice confirmed reads as English: On-Demand instances, not "an On-Demand".
+    assert "for 1x p5.48xlarge as On-Demand instances (request R1)?" in out
+    cancelled = out.split("you> /gpu cancel R1", 1)[1]
+    assert "cancelled" in cancelled.lower() and "only requests" not in cancelled
+
+
+def test_deploy_and_cleanup_of_a_request_that_does_not_exist_say_so() -> None:
+    out = run_shell_here("/gpu deploy R999\n/gpu cleanup R999\n")
+    assert "There is no request R999: `/gpu list` shows yours." in section(
+        out, "ephemeral to you · message 1"
+    )
+    assert "There is no request R999" in section(out, "ephemeral to you · message 2")
+
+
+def test_home_and_a_watch_match_name_kinds_in_words() -> None:
+    script = [
+        *BLOCK_APPROVED,
+        "as you",
+        "home",
+    ]
+    home = section(run_shell_here("\n".join(script) + "\n"), "App Home of @you")
+    assert "(before the start)" in home and "before-start" not in home

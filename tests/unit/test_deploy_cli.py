@@ -141,3 +141,11 @@ def test_bad_input_exits_2(
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert message in err
+
+
+def test_a_trainium_device_is_not_called_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "ml.trn1.32xlarge", "--model", "llama=20gb", "--whole-gpus", "--role-arn", ROLE
+    )
+    assert code == 0
+    assert "1 Trainium device " in out and "whole GPU" not in out

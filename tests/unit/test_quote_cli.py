@@ -123,3 +123,10 @@ def test_sandbox_figures_priced_from_catalog_estimates_are_marked_estimates(
     data = json.loads(capsys.readouterr().out)
     block = next(o for o in data["options"] if o["kind"] == "capacity-block")
     assert block["price_source"] == "sandbox: DescribeCapacityBlockOfferings"
+
+
+def test_billed_hours_in_json_are_rounded(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["quote", "1x", "p5.48xlarge", "3d", "from", "tomorrow", "ec2", "util=60%", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    (on_demand,) = [o for o in data["options"] if o["kind"] == "on-demand"]
+    assert on_demand["billed_hours"] == 43.2  # 72 h at 60%, not 43.199999999999996
