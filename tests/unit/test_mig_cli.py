@@ -211,3 +211,14 @@ def test_check_reads_repeats_as_plan_reads_copies(
         assert main(["mig", "plan", "p4d.24xlarge", "--model", *model, "--json"]) == 0
         plan = json.loads(capsys.readouterr().out)
         assert [a["copies"] for a in plan["assignments"]] == [7]
+
+
+@pytest.mark.parametrize(("action", "positional"), [("check", "PROFILE"), ("plan", "instance")])
+def test_each_actions_help_shows_its_positional_arguments(
+    capsys: pytest.CaptureFixture[str], action: str, positional: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["mig", action, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "positional arguments:" in out and "instance" in out and positional in out
