@@ -135,13 +135,10 @@ class MoneyInRedis(RedisBase):
     def waiting_for(
         self, user: str, offset: int = 0, limit: int | None = None
     ) -> tuple[list[str], int]:
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zrange(self.key("waiting"), 0, -1)
-        pipe.hgetall(self.key("waiting", "who"))
-        ids, who = cast(tuple[list[str], dict[str, str]], tuple(pipe.execute()))
-        mine = [i for i in ids if user not in who.get(i, "").split()[1:]]
-        end = None if limit is None else offset + limit
-        return mine[offset:end], len(mine)
+        keys = [self.key("waiting"), self.key("waiting", "who")]
+        args = [user, offset, "" if limit is None else limit]
+        total, page = cast(tuple[int, list[str]], self._lua("waiting_page.lua", keys, args))
+        return list(page), int(total)
 
     def closed_of(self, team: str) -> list[Closed]:
         key = self.key("closed", team)
