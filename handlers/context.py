@@ -109,9 +109,10 @@ def _button(body: dict[str, Any]) -> Interaction:
 
 
 def _button_surface(body: dict[str, Any]) -> Surface:
-    if body.get("container", {}).get("type") != "view":
+    # A key present with null (as a fuzzed payload may send) reads as absent.
+    if (body.get("container") or {}).get("type") != "view":
         return Surface.MESSAGE
-    return Surface.HOME if body.get("view", {}).get("type") == "home" else Surface.MODAL
+    return Surface.HOME if (body.get("view") or {}).get("type") == "home" else Surface.MODAL
 
 
 def _submission(body: dict[str, Any]) -> Interaction:
