@@ -17,6 +17,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 
 from aws_sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket
+from aws_sandbox.iam_guard import IamGuard
 from aws_sandbox.redis_store import RedisMarketStore
 from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.aws.market import AwsClients, AwsMarket
@@ -40,6 +41,7 @@ from bot.services.usage import KINDS as USAGE_KINDS
 from bot.worker import Worker
 from handlers.commands import answered_in_ack
 from tests import slack_payloads as payloads
+from tests.iam_sandbox import SHIPPED_IAM
 from tests.slack_fake import FakeSlack
 
 SECRET = "test-signing-secret"
@@ -94,10 +96,13 @@ class BotUnderTest:
         store: RedisStore,
         clock: ManualClock,
         charts: ChartRenderer | None = None,
+        iam: IamGuard | None = SHIPPED_IAM,
         **settings: Any,
     ) -> None:
         """`charts` draws the cost chart; by default a canned PNG, at once (the chart
-        tests bring the real renderer, which starts a child process)."""
+        tests bring the real renderer, which starts a child process). `iam`: the policies
+        the bot's role has in the sandbox, by default every one in deploy/; a call they
+        would not allow is refused as AWS would. None: no IAM (a test must say why)."""
         self.fake = fake
         self.clock = clock
         self.crashes = _Crashes()
@@ -121,7 +126,7 @@ class BotUnderTest:
         # two bots on one namespace see (and count) the same purchases.
         namespace = store.prefix.strip("{}")
         market_store = RedisMarketStore(store.redis, namespace, scope=SANDBOX_ACCOUNT_ID)
-        self.market = SandboxMarket(clock=clock, store=market_store)
+        self.market = SandboxMarket(clock=clock, store=market_store, iam=iam)
         accounts = SandboxAccounts(
             self.settings.accounts,
             self.settings.default_account,
@@ -129,6 +134,7 @@ class BotUnderTest:
             store.redis,
             namespace,
             markets={SANDBOX_ACCOUNT_ID: self.market},
+            iam=iam,
         )
         clients: dict[str, AwsClients] = {}
 

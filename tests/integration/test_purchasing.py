@@ -19,6 +19,7 @@ from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from bot.domain.purchase import TAG_APPROVERS, TAG_NAMESPACE, TAG_REQUEST, plan_name
 from tests import slack_payloads as payloads
+from tests.iam_sandbox import as_someone_else
 from tests.integration.test_slack_flow import action_ids, submitted
 from tests.slack_harness import APPROVER, REQUESTER, BotUnderTest
 
@@ -402,9 +403,11 @@ def _fill(bot: BotUnderTest, account: str, counts: list[int]) -> None:
         offer = ec2.describe_capacity_block_offerings(
             InstanceType="p5.48xlarge", InstanceCount=count, CapacityDurationHours=24 * (i + 1)
         )["CapacityBlockOfferings"][0]
-        ec2.purchase_capacity_block(
-            CapacityBlockOfferingId=offer["CapacityBlockOfferingId"], InstancePlatform="Linux/UNIX"
-        )
+        with as_someone_else(bot):
+            ec2.purchase_capacity_block(
+                CapacityBlockOfferingId=offer["CapacityBlockOfferingId"],
+                InstancePlatform="Linux/UNIX",
+            )
 
 
 def test_the_256_instance_limit_is_counted_across_accounts_from_aws(make_bot) -> None:  # type: ignore[no-untyped-def]
