@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any
 
 # The context of one request: key (as written in policies, compared case-insensitively)
@@ -59,8 +60,13 @@ def _listed(value: str | Sequence[str]) -> list[str]:
 
 
 def _wildcard(pattern: str, value: str, *, ignore_case: bool) -> bool:
+    return _compiled(pattern, ignore_case).fullmatch(value) is not None
+
+
+@cache
+def _compiled(pattern: str, ignore_case: bool) -> re.Pattern[str]:
     flags = re.IGNORECASE | re.DOTALL if ignore_case else re.DOTALL
-    return re.fullmatch(_regex(pattern), value, flags) is not None
+    return re.compile(_regex(pattern), flags)
 
 
 def _regex(pattern: str) -> str:
@@ -125,7 +131,7 @@ def _condition(operator: str, key: str, wanted: list[str], context: Context) -> 
 
 
 def _like(pattern: str, value: str) -> bool:
-    return re.fullmatch(_regex(pattern), value, re.DOTALL) is not None
+    return _compiled(pattern, False).fullmatch(value) is not None
 
 
 # The positive operators; "StringNotEquals" and the like are their negations.
