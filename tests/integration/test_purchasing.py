@@ -237,10 +237,11 @@ def test_a_plan_name_taken_by_someone_else_is_not_ours(make_bot) -> None:  # typ
     offering = bot.record(request_id).chosen_offering
     assert offering is not None
     sagemaker = bot.services.accounts.clients(None, "us-east-1").sagemaker  # type: ignore[attr-defined]
-    sagemaker.create_training_plan(
-        TrainingPlanName=plan_name(bot.settings.namespace, request_id, 1),
-        TrainingPlanOfferingId=offering.offering_id,
-    )
+    with as_someone_else(bot):
+        sagemaker.create_training_plan(
+            TrainingPlanName=plan_name(bot.settings.namespace, request_id, 1),
+            TrainingPlanOfferingId=offering.offering_id,
+        )
     approve(bot, request_id)
     record = bot.record(request_id)
     assert record.state is State.QUOTED
