@@ -105,8 +105,14 @@ class MoneyInRedis(RedisBase):
             if field in _FIELDS:
                 teams.setdefault(team, {})[field] = int(value)
         totals = {team: _team_month(fields) for team, fields in teams.items()}
-        # A team whose every request left the month keeps zeroed fields: not listed.
-        return {t: m for t, m in sorted(totals.items()) if any(vars(m).values())}
+        # A team whose every request left the month keeps zeroed fields: not listed. One
+        # whose requests cost $0 (On-Demand that ran nothing) still has their rows: listed.
+        zeroed = [t for t, m in totals.items() if not any(vars(m).values())]
+        pipe = self.redis.pipeline(transaction=False)
+        for team in zeroed:
+            pipe.zcard(self.key("rows", month, team))
+        gone = {t for t, n in zip(zeroed, pipe.execute(), strict=True) if not n}
+        return {t: m for t, m in sorted(totals.items()) if t not in gone}
 
     def month_rows(
         self, month: str, teams: Sequence[str], limit: int | None = None
