@@ -355,8 +355,9 @@ def _after_the_purchase(
         flow.ledger, store, once, clock, base.approval_channel, after.deploys.of_request
     )
     summary.register(jobs)
+    approver = flow.approvals.is_approver
     watches = WatchService(
-        RedisWatches(store), flow.quotes, base.catalog, clock, flow.approvals.is_approver
+        RedisWatches(store), flow.quotes, base.catalog, clock, approver, settings.watch_limits
     )
     search = AwsOfferingSearch(base.accounts.clients)
     rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
