@@ -40,7 +40,7 @@ from bot.services.jobs import (
     timeout_job_id,
     track_job,
 )
-from bot.services.notifications import CARD_REFUSED, CHART, CardRefusedJob
+from bot.services.notifications import CARD_REFUSED, CHART, CardRefusedJob, tell_job
 from bot.services.ports import Job, Metrics
 from bot.services.ports.metrics import NoMetrics
 from bot.services.purchasing import FIRST_POLL
@@ -81,8 +81,11 @@ def quote(event: Event, old: CapacityRecord | None, new: CapacityRecord, now: da
 
 
 def tell(_: Event, old: CapacityRecord | None, new: CapacityRecord, now: datetime) -> Jobs:
-    """The approval card and the requester are shown the request as it is now."""
-    return _schedule(notify_job(new.id, now))
+    """The approval card is shown the request as it is now; the requester is told of
+    the state it entered, by a job of its own written with the change (the notify job
+    reads the request later, when it may have moved on)."""
+    told = tell_job(new, now)
+    return _schedule(notify_job(new.id, now), *([told] if told else []))
 
 
 def tell_if_moved_on(

@@ -476,6 +476,23 @@ def test_the_deadline_is_never_after_the_offering_starts(make_bot) -> None:  # t
     assert offering is not None and record.approval_deadline == offering.start
 
 
+def test_an_on_demand_deadline_is_never_after_its_window_starts(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    bot = make_bot(approval_timeout=timedelta(days=30))
+    request_id = submitted(bot, "1x g5.12xlarge 1d from 2026-12-14 ec2", pick="on-demand:0")
+    record = bot.record(request_id)
+    assert record.chosen_offering is None and record.request.start > bot.clock.now()
+    assert record.approval_deadline == record.request.start
+    assert bot.services.store.due_at(f"timeout:{request_id}") == record.request.start
+    bot.clock.set(record.request.start + timedelta(minutes=1))
+    bot.wait()
+    assert bot.record(request_id).state is State.TIMED_OUT
+    bot.approve(request_id, APPROVER)
+    bot.wait()
+    assert bot.record(request_id).state is State.TIMED_OUT
+
+
 # --- Slack down: people are told later, and only what is true now -----------------------
 
 
