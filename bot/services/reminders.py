@@ -41,6 +41,7 @@ from bot.domain.extension import (
 from bot.domain.lifecycle import State
 from bot.domain.records import CapacityRecord
 from bot.domain.reminders import (
+    LIVE,
     STOPPED,
     LiveReservation,
     Reminder,
@@ -149,7 +150,7 @@ class ReminderService:
 
     def live_for(self, user: str) -> list[LiveReservation]:
         """The person's reservations not yet over, for App Home."""
-        records = self.store.for_user(user, 50)
+        records = self.store.for_user_in_states(user, LIVE, 50)
         return live_reservations(records, self.before_start, self.before_end, self.clock.now())
 
     # --- sending a reminder -------------------------------------------------------------

@@ -37,6 +37,45 @@ def test_create_and_read_back(redis_store: RedisStore) -> None:
     assert [r.id for r in redis_store.for_user("U0REQUESTER")] == ["R1"]
 
 
+def test_a_users_requests_in_some_states_are_found_behind_many_newer_ones(
+    redis_store: RedisStore,
+) -> None:
+    """App Home's live reservations: an old one behind 60 newer quotes is still found, and
+    only the records in those states are read."""
+    redis_store.create(
+        make_record("R1", state=State.SCHEDULED), audit("x", State.DRAFT, State.DRAFT)
+    )
+    for n in range(2, 62):
+        rec = make_record(f"R{n}", state=State.QUOTED)
+        redis_store.create(rec, audit("x", State.DRAFT, State.DRAFT))
+    redis_store.create(make_record("R62", state=State.ACTIVE), audit("x", State.DRAFT, State.DRAFT))
+    read: list[str] = []
+    get_many = redis_store.get_many
+    redis_store.get_many = lambda ids: read.extend(ids) or get_many(ids)  # type: ignore[method-assign]
+    live = (State.SCHEDULED, State.ACTIVE)
+    assert [r.id for r in redis_store.for_user_in_states("U0REQUESTER", live)] == ["R62", "R1"]
+    assert read == ["R62", "R1"]
+    assert [r.id for r in redis_store.for_user_in_states("U0REQUESTER", live, limit=1)] == ["R62"]
+    assert redis_store.for_user_in_states("U0NOBODY", live) == []
+
+
+def test_what_waits_for_an_approver_is_paged_and_counted_inside_redis(
+    redis_store: RedisStore,
+) -> None:
+    """More than one chunk of the script's read (500): each approver's page leaves out the
+    requests they asked for, and the count is of the rest."""
+    for n in range(1, 1102):
+        who = "U0A" if n % 2 else "U0B"
+        rec = make_record(f"R{n}", state=State.PENDING_APPROVAL, requester=who)
+        redis_store.create(rec, audit("x", State.DRAFT, State.PENDING_APPROVAL))
+    assert redis_store.waiting_for("U0C", 0, 3) == (["R1", "R2", "R3"], 1101)
+    assert redis_store.waiting_for("U0A", 0, 3) == (["R2", "R4", "R6"], 550)
+    assert redis_store.waiting_for("U0B", 549, 5) == (["R1099", "R1101"], 551)
+    page, total = redis_store.waiting_for("U0A")
+    assert total == 550 and page == [f"R{n}" for n in range(2, 1102, 2)]
+    assert redis_store.waiting_for("U0A", 0, 0) == ([], 550)
+
+
 def test_create_twice_conflicts(redis_store: RedisStore) -> None:
     redis_store.create(make_record(), audit("created", State.DRAFT, State.DRAFT))
     with pytest.raises(VersionConflict, match=r"R1 is at version 1 \(draft\)"):

@@ -105,8 +105,14 @@ class MoneyInRedis(RedisBase):
             if field in _FIELDS:
                 teams.setdefault(team, {})[field] = int(value)
         totals = {team: _team_month(fields) for team, fields in teams.items()}
-        # A team whose every request left the month keeps zeroed fields: not listed.
-        return {t: m for t, m in sorted(totals.items()) if any(vars(m).values())}
+        # A team whose every request left the month keeps zeroed fields: not listed. One
+        # whose requests cost $0 (On-Demand that ran nothing) still has their rows: listed.
+        zeroed = [t for t, m in totals.items() if not any(vars(m).values())]
+        pipe = self.redis.pipeline(transaction=False)
+        for team in zeroed:
+            pipe.zcard(self.key("rows", month, team))
+        gone = {t for t, n in zip(zeroed, pipe.execute(), strict=True) if not n}
+        return {t: m for t, m in sorted(totals.items()) if t not in gone}
 
     def month_rows(
         self, month: str, teams: Sequence[str], limit: int | None = None
@@ -129,13 +135,10 @@ class MoneyInRedis(RedisBase):
     def waiting_for(
         self, user: str, offset: int = 0, limit: int | None = None
     ) -> tuple[list[str], int]:
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zrange(self.key("waiting"), 0, -1)
-        pipe.hgetall(self.key("waiting", "who"))
-        ids, who = cast(tuple[list[str], dict[str, str]], tuple(pipe.execute()))
-        mine = [i for i in ids if user not in who.get(i, "").split()[1:]]
-        end = None if limit is None else offset + limit
-        return mine[offset:end], len(mine)
+        keys = [self.key("waiting"), self.key("waiting", "who")]
+        args = [user, offset, "" if limit is None else limit]
+        total, page = cast(tuple[int, list[str]], self._lua("waiting_page.lua", keys, args))
+        return list(page), int(total)
 
     def closed_of(self, team: str) -> list[Closed]:
         key = self.key("closed", team)

@@ -191,6 +191,21 @@ class RequestsInRedis(RedisBase):
         ids = cast(list[str], self.redis.zrevrange(key, offset, offset + limit - 1))
         return self.get_many(ids)
 
+    def for_user_in_states(
+        self, user: str, states: Iterable[State], limit: int = 50
+    ) -> list[CapacityRecord]:
+        """The user's newest `limit` requests in `states`: their ids are checked against
+        the state sets in Redis (ids only, one round trip) and only those records are read
+        (App Home's live reservations, without parsing a long history of ended ones)."""
+        ids = cast(list[str], self.redis.zrevrange(self.key("user", user), 0, -1))
+        if not ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for state in states:
+            pipe.smismember(self.key("state", state.value), ids)
+        found = [any(flags) for flags in zip(*pipe.execute(), strict=True)]
+        return self.get_many([i for i, yes in zip(ids, found, strict=True) if yes][:limit])
+
     def count_for_user(self, user: str) -> int:
         return int(self.redis.zcard(self.key("user", user)))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -73,6 +73,12 @@ class Requests(Protocol):
     def for_user(self, user: str, limit: int = 20, offset: int = 0) -> list[CapacityRecord]: ...
 
     def count_for_user(self, user: str) -> int: ...
+
+    def for_user_in_states(
+        self, user: str, states: Iterable[State], limit: int = 50
+    ) -> list[CapacityRecord]:
+        """The user's newest `limit` requests in `states` (read without the others)."""
+        ...
 
     def audit(
         self, request_id: str | None = None, limit: int = 100, newest: bool = False
