@@ -302,6 +302,15 @@ SEEN_BREAKING = [
     _form(block_actions(ActionId.SUBMIT_OPEN.value, "R1", "ftp://x", home=False)),
     _form(shortcut("shortcut", "x", "") | {"command": []}),
     _form(shortcut("shortcut", "x", "") | {"view": None}),
+    _form(shortcut("shortcut", "x", "") | {"event": None}),  # Bolt's middleware reads event.bot_id
+    (
+        json.dumps(
+            event_callback(
+                {"type": "function_executed", "function_execution_id": "F1", "function": None}
+            )
+        ),
+        "application/json",
+    ),  # and its hint for an unhandled function_executed reads event.function.callback_id
     (urlencode(slash_command("help", "ftp://x") | {"authorizations": "null"}), FORM),
 ]
 

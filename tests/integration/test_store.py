@@ -11,6 +11,7 @@ import pytest
 
 from bot.adapters.store import RedisStore, open_store
 from bot.domain.audit import AuditEntry
+from bot.domain.decisions import Approval
 from bot.domain.lifecycle import State
 from bot.services.ports import Job, VersionConflict
 from tests.factories import NOW, make_record
@@ -59,21 +60,63 @@ def test_a_users_requests_in_some_states_are_found_behind_many_newer_ones(
     assert redis_store.for_user_in_states("U0NOBODY", live) == []
 
 
+def both_ways(
+    store: RedisStore, user: str, offset: int, limit: int | None
+) -> tuple[list[str], int]:
+    """waiting_for with the exclusion counts, and the same by walking the whole list: they
+    must agree."""
+    fast = store.waiting_for(user, offset, limit)
+    marker = store.key("waiting", "counted")
+    store.redis.delete(marker)
+    slow = store.waiting_for(user, offset, limit)
+    store.redis.set(marker, "1")
+    assert fast == slow, (user, offset, limit)
+    return fast
+
+
 def test_what_waits_for_an_approver_is_paged_and_counted_inside_redis(
     redis_store: RedisStore,
 ) -> None:
     """More than one chunk of the script's read (500): each approver's page leaves out the
-    requests they asked for, and the count is of the rest."""
+    requests they asked for or approved, and the count is of the rest; the per-user
+    exclusion counts, built once for a list written before them and kept by every write
+    after, give what walking the whole list gives."""
+    records = {}
     for n in range(1, 1102):
         who = "U0A" if n % 2 else "U0B"
         rec = make_record(f"R{n}", state=State.PENDING_APPROVAL, requester=who)
-        redis_store.create(rec, audit("x", State.DRAFT, State.PENDING_APPROVAL))
+        records[rec.id] = redis_store.create(rec, audit("x", State.DRAFT, State.PENDING_APPROVAL))
+    # Written before the counts existed: the whole list is walked.
     assert redis_store.waiting_for("U0C", 0, 3) == (["R1", "R2", "R3"], 1101)
     assert redis_store.waiting_for("U0A", 0, 3) == (["R2", "R4", "R6"], 550)
     assert redis_store.waiting_for("U0B", 549, 5) == (["R1099", "R1101"], 551)
     page, total = redis_store.waiting_for("U0A")
     assert total == 550 and page == [f"R{n}" for n in range(2, 1102, 2)]
     assert redis_store.waiting_for("U0A", 0, 0) == ([], 550)
+    assert redis_store.count_waiting_exclusions() == 1101
+    assert redis_store.count_waiting_exclusions() == 0  # once
+    assert both_ways(redis_store, "U0B", 549, 5) == (["R1099", "R1101"], 551)
+    # Kept by later writes: a decided request leaves, an approval excludes its approver,
+    # a new request is counted.
+    for n in range(1, 11):
+        old = records[f"R{n}"]
+        redis_store.save(
+            old,
+            old.model_copy(update={"state": State.REJECTED}),
+            audit("x", State.PENDING_APPROVAL, State.REJECTED),
+        )
+    old = records["R20"]
+    approved = old.model_copy(
+        update={"approvals": (Approval(user="U0C", at=NOW),), "required_approvals": 2}
+    )
+    redis_store.save(old, approved, audit("x", State.PENDING_APPROVAL, State.PENDING_APPROVAL))
+    rec = make_record("R1102", state=State.PENDING_APPROVAL, requester="U0C")
+    redis_store.create(rec, audit("x", State.DRAFT, State.PENDING_APPROVAL))
+    for user in ("U0A", "U0B", "U0C", "U0D"):
+        for offset, limit in ((0, 10), (5, 10), (540, 20), (1089, 10), (0, None)):
+            both_ways(redis_store, user, offset, limit)
+    assert both_ways(redis_store, "U0C", 0, 3) == (["R11", "R12", "R13"], 1090)
+    assert both_ways(redis_store, "U0D", 0, 1) == (["R11"], 1092)
 
 
 def test_create_twice_conflicts(redis_store: RedisStore) -> None:
@@ -283,6 +326,20 @@ def test_a_failed_job_is_retried_later_with_its_new_payload(redis_store: RedisSt
     assert redis_store.retry(again, NOW + timedelta(minutes=1))  # attempt count unchanged
     (third,) = redis_store.claim_due(NOW + timedelta(minutes=1), lease=timedelta(minutes=5))
     assert third.attempt == 1
+
+
+def test_a_retry_never_overwrites_a_newer_schedule_of_the_same_job(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="remind:R1", kind="remind", due=NOW, payload={"v": 1}))
+    (running,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
+    # While it runs, the same job is scheduled anew (its reminder moved to a new time)...
+    moved = NOW + timedelta(minutes=10)
+    redis_store.schedule(Job(id="remind:R1", kind="remind", due=moved, payload={"v": 2}))
+    # ...then the running occurrence fails and is given back for 30 s later.
+    assert redis_store.retry(running, NOW + timedelta(seconds=30), attempt=1)
+    assert redis_store.due_at("remind:R1") == moved
+    assert redis_store.claim_due(moved - timedelta(seconds=1), lease=timedelta(minutes=5)) == []
+    (newer,) = redis_store.claim_due(moved, lease=timedelta(minutes=5))
+    assert (newer.payload, newer.attempt) == ({"v": 2}, 0)
 
 
 def test_a_buried_job_is_kept_for_operators_and_not_run(redis_store: RedisStore) -> None:

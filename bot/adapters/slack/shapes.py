@@ -36,6 +36,15 @@ MAX_NESTING = 4
 
 def shape_problem(payload: dict[str, Any], where: str = "payload") -> str | None:
     """What is wrong with a payload's shape, in one line; None when Bolt can read it."""
+    # A top-level event, where present, is an object, and so is its function: Bolt reads
+    # them as `body.get("event", {}).get("function", {}).get(...)` (its middleware, and
+    # its hint for a function_executed event nobody handles), which a null breaks.
+    if "event" in payload:
+        event = payload["event"]
+        if not isinstance(event, dict):
+            return f"{where}.event is not an object"
+        if "function" in event and not isinstance(event["function"], dict):
+            return f"{where}.event.function is not an object"
     return _problem(payload, where, 0)
 
 

@@ -135,10 +135,25 @@ class MoneyInRedis(RedisBase):
     def waiting_for(
         self, user: str, offset: int = 0, limit: int | None = None
     ) -> tuple[list[str], int]:
-        keys = [self.key("waiting"), self.key("waiting", "who")]
+        keys = [self.key("waiting"), *self._waiting_keys()]
         args = [user, offset, "" if limit is None else limit]
         total, page = cast(tuple[int, list[str]], self._lua("waiting_page.lua", keys, args))
         return list(page), int(total)
+
+    def count_waiting_exclusions(self) -> int:
+        """Build the per-user exclusion counts of the waiting list once (lists written
+        before they were kept); returns how many entries were counted (0: done before)."""
+        who, excluded, marker = self._waiting_keys()
+        if self.redis.exists(marker):
+            return 0
+        return int(self._lua("waiting_recount.lua", [who, excluded, marker], []))
+
+    def _waiting_keys(self) -> tuple[str, str, str]:
+        return (
+            self.key("waiting", "who"),
+            self.key("waiting", "excluded"),
+            self.key("waiting", "counted"),
+        )
 
     def closed_of(self, team: str) -> list[Closed]:
         key = self.key("closed", team)

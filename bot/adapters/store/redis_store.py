@@ -10,6 +10,7 @@ Lua scripts in-process).
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from bot.adapters.store.base import epoch
@@ -24,6 +25,8 @@ from bot.domain.lifecycle import State
 from bot.services.ports import StoreCounts
 
 __all__ = ["DELIVERY_KEPT", "RedisStore"]
+
+log = logging.getLogger(__name__)
 
 
 class RedisStore(
@@ -58,3 +61,11 @@ class RedisStore(
             jobs_dead=int(dead),
             oldest_due_seconds=waited,
         )
+
+    def index_ledger(self, now: datetime) -> int:
+        """The records written before the ledger indexed (requests.py), and the waiting
+        list's per-user exclusion counts built once (money.py)."""
+        counted = self.count_waiting_exclusions()
+        if counted:
+            log.info("waiting list: exclusions of %d entries counted", counted)
+        return super().index_ledger(now)

@@ -126,6 +126,7 @@ class RequestsInRedis(RedisBase):
             self.key("wake"),
             self.key("waiting"),
             self.key("waiting", "who"),
+            self.key("waiting", "excluded"),
         ]
         ok, version, state = self._lua("transition.lua", keys, args)
         if not ok:

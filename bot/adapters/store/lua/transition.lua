@@ -17,7 +17,9 @@
 --
 -- KEYS: 1 request hash, 2 audit stream (all), 3 audit stream (this request),
 --       4 old-state set, 5 new-state set, 6 requester index, 7 due jobs, 8 job payloads,
---       9 the workers' wake-up list, 10 the waiting list, 11 who may not act on each
+--       9 the workers' wake-up list, 10 the waiting list, 11 who may not act on each,
+--       12 per user, how many waiting entries exclude them (so a page and a count are read
+--       without walking the whole list: waiting_page.lua)
 -- The month- and team-keyed keys are made here from the namespace prefix (ARGV[7]): they
 -- share the namespace's hash tag, so they live in the same cluster slot.
 -- ARGV: 1 id, 2 expected version (0 = must not exist), 3 new state, 4 document,
@@ -107,9 +109,26 @@ if ARGV[9] ~= '' then
   redis.call('HSET', prefix .. ':row:' .. new.month, id, ARGV[9])
 end
 
+-- Each user a waiting entry excludes (its words after the kind), counted once.
+local function count_excluded(entry, by)
+  if not entry then return end
+  local seen, first = {}, true
+  for word in string.gmatch(entry, '%S+') do
+    if first then
+      first = false
+    elseif not seen[word] then
+      seen[word] = true
+      if redis.call('HINCRBY', KEYS[12], word, by) <= 0 then
+        redis.call('HDEL', KEYS[12], word)
+      end
+    end
+  end
+end
+count_excluded(redis.call('HGET', KEYS[11], id), -1)
 if ARGV[11] ~= '' then
   redis.call('ZADD', KEYS[10], ARGV[11], id)
   redis.call('HSET', KEYS[11], id, ARGV[12])
+  count_excluded(ARGV[12], 1)
 else
   redis.call('ZREM', KEYS[10], id)
   redis.call('HDEL', KEYS[11], id)
