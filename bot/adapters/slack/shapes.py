@@ -45,6 +45,10 @@ def shape_problem(payload: dict[str, Any], where: str = "payload") -> str | None
             return f"{where}.event is not an object"
         if "function" in event and not isinstance(event["function"], dict):
             return f"{where}.event.function is not an object"
+    # Bolt reads `len(body["response_urls"])` whenever the key is there (with no
+    # response_url beside it): a null breaks that too.
+    if "response_urls" in payload and not isinstance(payload["response_urls"], list):
+        return f"{where}.response_urls is not a list"
     return _problem(payload, where, 0)
 
 
