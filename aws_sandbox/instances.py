@@ -1,5 +1,5 @@
-"""EC2 instances: RunInstances, DescribeInstances and TerminateInstances, and which
-capacity reservation each one runs in.
+"""EC2 instances: RunInstances, DescribeInstances, TerminateInstances and CreateTags, and
+which capacity reservation each one runs in.
 
 Rules (EC2 User Guide, "Capacity Reservations": targeted and open matching; "Use Capacity
 Blocks": launching into a block):
@@ -11,7 +11,8 @@ Blocks": launching into a block):
   only instances that name it. Otherwise it runs as On-Demand (or Spot) capacity.
 - An instance takes its reservation's capacity until it is terminated.
 
-The store is insert-only: a termination is a record of its own, beside the launch.
+The store is insert-only: a termination is a record of its own, beside the launch, and
+so is each change of an instance's tags (its latest is the one that holds).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from aws_sandbox.world import zones_selling
 
 INSTANCE = "instance"
 TERMINATED = "instance-terminated"
+RETAGGED = "instance-tags"  # an instance's whole tag set after its nth change of them
+MAX_TAGS = 50  # user tags per resource (EC2 User Guide, "Tag restrictions")
 BOOT = timedelta(minutes=1)  # pending -> running
 SHUTDOWN = timedelta(minutes=1)  # shutting-down -> terminated
 GONE_AFTER = timedelta(hours=1)  # a terminated instance is still listed this long
@@ -273,8 +276,53 @@ class Instances:
             )
         return {"TerminatingInstances": changes}
 
+    # --- CreateTags ----------------------------------------------------------------------
+
+    def create_tags(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        """Add the tags given to each instance, overwriting a key it has already; its other
+        tags stay (EC2 API Reference, CreateTags:
+        https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateTags.html). Keys
+        starting `aws:` are reserved and a resource holds at most 50 tags (EC2 User Guide,
+        "Tag restrictions": https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions).
+        The sandbox tags instances only."""
+        now = self._m.clock.now()
+        listed = {r["id"]: r for r in self._listed(region, now)}
+        ids: Sequence[str] = params["Resources"]
+        given = {str(t["Key"]): str(t.get("Value", "")) for t in params.get("Tags", [])}
+        others = [i for i in ids if not i.startswith("i-")]
+        if others:
+            raise ec2_invalid(
+                f"The sandbox answers CreateTags for instances only, not {others[0]}."
+            )
+        missing = [i for i in ids if i not in listed]
+        if missing:
+            raise _not_found(missing[0])
+        if any(key.lower().startswith("aws:") for key in given):
+            raise ec2_invalid("Tag keys starting with 'aws:' are reserved for internal use")
+        merged: dict[str, list[dict[str, str]]] = {}
+        for instance_id in ids:
+            now_tagged = {t["Key"]: t["Value"] for t in listed[instance_id]["tags"]} | given
+            if len(now_tagged) > MAX_TAGS:
+                raise SandboxError(
+                    "TagLimitExceeded",
+                    f"The maximum number of tags ({MAX_TAGS}) for {instance_id} is exceeded.",
+                )
+            merged[instance_id] = [{"Key": k, "Value": v} for k, v in now_tagged.items()]
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        for instance_id, tags in merged.items():
+            n = self._m.store.bump(f"{RETAGGED}:{instance_id}")
+            change = {"id": instance_id, "n": n, "tags": tags}
+            self._m.store.add(RETAGGED, f"{instance_id}:{n}", change)
+        return {}
+
     def _listed(self, region: str, now: datetime) -> list[Record]:
-        """This region's instances, terminated ones for an hour after."""
+        """This region's instances, terminated ones for an hour after, each with the tags
+        it has now."""
+        latest: dict[str, tuple[int, list[dict[str, str]]]] = {}
+        for change in self._m.store.records(RETAGGED):
+            if change["n"] > latest.get(change["id"], (0, []))[0]:
+                latest[change["id"]] = (change["n"], change["tags"])
         out = []
         for record in self._m.store.records(INSTANCE):
             if record["region"] != region:
@@ -282,6 +330,8 @@ class Instances:
             ended = self._m.store.get(TERMINATED, record["id"])
             if ended is not None and now >= datetime.fromisoformat(ended["at"]) + GONE_AFTER:
                 continue
+            if record["id"] in latest:
+                record = {**record, "tags": latest[record["id"]][1]}
             out.append(record)
         return out
 

@@ -43,6 +43,7 @@ from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
 from bot.domain.outlook_scan import parse_scan_shapes
 from bot.domain.records import DEFAULT_ACCOUNT
+from bot.front import answer_store_down
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
@@ -454,6 +455,7 @@ def build_app(
         **kwargs,
     )
     app.use(_RequestScope())
+    app.error(answer_store_down)
     register(app, services)
     return app
 

@@ -235,13 +235,14 @@ CAUSES: dict[type[Event], tuple[Cause, ...]] = {
     # on.CardPosted: the cost chart, when charts are drawn (`Reactions.__init__`).
 }
 # Events that cause nothing of their own: the quote job and the cleanup job tell people
-# themselves; a claim, a retry and a note are for the audit trail.
+# themselves; a claim, a purchase call sent, a retry and a note are for the audit trail.
 QUIET: frozenset[type[Event]] = frozenset(
     {
         on.Quoted,
         on.QuoteFailed,
         on.FoundByWatch,
         on.PurchaseStarted,
+        on.PurchaseSent,
         on.PurchaseRetrying,
         on.ExtensionCardPosted,
         on.ExtensionPurchaseStarted,

@@ -22,6 +22,7 @@ from bot.domain.lifecycle import State
 from bot.domain.purchase import TAG_NAMESPACE, TAG_REQUEST
 from bot.services.actor import Actor
 from bot.services.extensions import ExtensionJob
+from bot.services.jobs import RetryLater
 from tests.integration.reminder_steps import at
 from tests.integration.test_extensions import active
 from tests.integration.test_slack_flow import submitted
@@ -95,6 +96,29 @@ def test_two_purchase_jobs_at_the_same_moment_buy_once(make_bot, kind: str) -> N
     assert market(bot).bought()[kind] == 1
     record = bot.record(request_id)
     assert record.state is State.PAYMENT_PENDING and len(record.attempts) == 1
+
+
+def test_two_jobs_retrying_a_throttled_purchase_at_the_same_moment_buy_once(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    request_id = approved(bot, "capacity-block")
+    market(bot).conditions.throttle(1, "PurchaseCapacityBlock")
+    with pytest.raises(RetryLater):
+        bot.services.purchases.run_purchase(request_id)
+    throttled = bot.record(request_id)
+    assert throttled.state is State.PURCHASING and throttled.attempt is not None
+    assert throttled.attempt.refused == "throttled" and market(bot).purchase_calls() == 0
+    # Both retries find the refused attempt, its lease run out, and start a new one. The
+    # state they saw (purchasing) is the state after the first wins: only the count of
+    # attempts each saw tells the second that it lost.
+    bot.clock.advance(ATTEMPT_LEASE + MIN)
+    ReadsBeforeWrites(request_id, readers=3).install(bot.services.store)
+    hold = market(bot).conditions.hold("PurchaseCapacityBlock")
+    run = lambda: bot.services.purchases.run_purchase(request_id)  # noqa: E731
+    race([run, run], hold)
+    assert market(bot).purchase_calls() == 1
+    assert market(bot).bought()["capacity-block"] == 1
+    record = bot.record(request_id)
+    assert record.state is State.PAYMENT_PENDING and len(record.attempts) == 2
 
 
 def test_a_purchase_whose_lease_ran_out_while_its_call_hangs_is_bought_once(make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -164,6 +164,7 @@ def test_approval_updates_the_card_in_place_and_tells_the_requester(make_bot) ->
         "posted",
         "approved",
         "purchasing",
+        "sending",  # the attempt marked sent just before the purchase call
         "purchased",
     ]
     assert audit[4].actor == APPROVER

@@ -42,6 +42,19 @@ _USER_KEYS = ("user_id", "user")
 
 def shape_problem(payload: dict[str, Any], where: str = "payload") -> str | None:
     """What is wrong with a payload's shape, in one line; None when Bolt can read it."""
+    # A top-level event, where present, is an object, and so is its function: Bolt reads
+    # them as `body.get("event", {}).get("function", {}).get(...)` (its middleware, and
+    # its hint for a function_executed event nobody handles), which a null breaks.
+    if "event" in payload:
+        event = payload["event"]
+        if not isinstance(event, dict):
+            return f"{where}.event is not an object"
+        if "function" in event and not isinstance(event["function"], dict):
+            return f"{where}.event.function is not an object"
+    # Bolt reads `len(body["response_urls"])` whenever the key is there (with no
+    # response_url beside it): a null breaks that too.
+    if "response_urls" in payload and not isinstance(payload["response_urls"], list):
+        return f"{where}.response_urls is not a list"
     return _problem(payload, where, 0)
 
 
