@@ -356,10 +356,8 @@ def _after_the_purchase(
         flow.ledger, store, once, clock, base.approval_channel, after.deploys.of_request
     )
     summary.register(jobs)
-    approver = flow.approvals.is_approver
-    watches = WatchService(
-        RedisWatches(store), flow.quotes, base.catalog, clock, approver, settings.watch_limits
-    )
+    approver, limits = flow.approvals.is_approver, settings.watch_limits
+    watches = WatchService(RedisWatches(store), flow.quotes, base.catalog, clock, approver, limits)
     search = AwsOfferingSearch(base.accounts.clients)
     rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
     rounds.register(jobs)
