@@ -1,5 +1,5 @@
-"""EC2 instances: RunInstances, DescribeInstances and TerminateInstances, and which
-capacity reservation each one runs in.
+"""EC2 instances: RunInstances, DescribeInstances, TerminateInstances and CreateTags, and
+which capacity reservation each one runs in.
 
 Rules (EC2 User Guide, "Capacity Reservations": targeted and open matching; "Use Capacity
 Blocks": launching into a block):
@@ -11,7 +11,8 @@ Blocks": launching into a block):
   only instances that name it. Otherwise it runs as On-Demand (or Spot) capacity.
 - An instance takes its reservation's capacity until it is terminated.
 
-The store is insert-only: a termination is a record of its own, beside the launch.
+The store is insert-only: a termination is a record of its own, beside the launch, and
+so is each change of an instance's tags (its latest is the one that holds).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from aws_sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
-from aws_sandbox.filters import ec2_filter
+from aws_sandbox.filters import TAG_KEY, TAG_KEY_VALUE, Documented, ec2_filter
 from aws_sandbox.pagination import paginate
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.store import MarketStore, Record
@@ -30,6 +31,8 @@ from aws_sandbox.world import zones_selling
 
 INSTANCE = "instance"
 TERMINATED = "instance-terminated"
+RETAGGED = "instance-tags"  # an instance's whole tag set after its nth change of them
+MAX_TAGS = 50  # user tags per resource (EC2 User Guide, "Tag restrictions")
 BOOT = timedelta(minutes=1)  # pending -> running
 SHUTDOWN = timedelta(minutes=1)  # shutting-down -> terminated
 GONE_AFTER = timedelta(hours=1)  # a terminated instance is still listed this long
@@ -231,7 +234,7 @@ class Instances:
             if missing:
                 raise _not_found(missing[0])
             rendered = [i for i in rendered if i["InstanceId"] in ids]
-        keep = ec2_filter(params.get("Filters", []), _FILTERS, lambda i: i.get("Tags", []))
+        keep = ec2_filter(params.get("Filters", []), _FILTERS)
         if params.get("DryRun"):
             raise ec2_dry_run()
         page, token = paginate([i for i in rendered if keep(i)], params, ec2_bad_token, 1000)
@@ -273,8 +276,53 @@ class Instances:
             )
         return {"TerminatingInstances": changes}
 
+    # --- CreateTags ----------------------------------------------------------------------
+
+    def create_tags(self, params: Mapping[str, Any], region: str) -> dict[str, Any]:
+        """Add the tags given to each instance, overwriting a key it has already; its other
+        tags stay (EC2 API Reference, CreateTags:
+        https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateTags.html). Keys
+        starting `aws:` are reserved and a resource holds at most 50 tags (EC2 User Guide,
+        "Tag restrictions": https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions).
+        The sandbox tags instances only."""
+        now = self._m.clock.now()
+        listed = {r["id"]: r for r in self._listed(region, now)}
+        ids: Sequence[str] = params["Resources"]
+        given = {str(t["Key"]): str(t.get("Value", "")) for t in params.get("Tags", [])}
+        others = [i for i in ids if not i.startswith("i-")]
+        if others:
+            raise ec2_invalid(
+                f"The sandbox answers CreateTags for instances only, not {others[0]}."
+            )
+        missing = [i for i in ids if i not in listed]
+        if missing:
+            raise _not_found(missing[0])
+        if any(key.lower().startswith("aws:") for key in given):
+            raise ec2_invalid("Tag keys starting with 'aws:' are reserved for internal use")
+        merged: dict[str, list[dict[str, str]]] = {}
+        for instance_id in ids:
+            now_tagged = {t["Key"]: t["Value"] for t in listed[instance_id]["tags"]} | given
+            if len(now_tagged) > MAX_TAGS:
+                raise SandboxError(
+                    "TagLimitExceeded",
+                    f"The maximum number of tags ({MAX_TAGS}) for {instance_id} is exceeded.",
+                )
+            merged[instance_id] = [{"Key": k, "Value": v} for k, v in now_tagged.items()]
+        if params.get("DryRun"):
+            raise ec2_dry_run()
+        for instance_id, tags in merged.items():
+            n = self._m.store.bump(f"{RETAGGED}:{instance_id}")
+            change = {"id": instance_id, "n": n, "tags": tags}
+            self._m.store.add(RETAGGED, f"{instance_id}:{n}", change)
+        return {}
+
     def _listed(self, region: str, now: datetime) -> list[Record]:
-        """This region's instances, terminated ones for an hour after."""
+        """This region's instances, terminated ones for an hour after, each with the tags
+        it has now."""
+        latest: dict[str, tuple[int, list[dict[str, str]]]] = {}
+        for change in self._m.store.records(RETAGGED):
+            if change["n"] > latest.get(change["id"], (0, []))[0]:
+                latest[change["id"]] = (change["n"], change["tags"])
         out = []
         for record in self._m.store.records(INSTANCE):
             if record["region"] != region:
@@ -282,6 +330,8 @@ class Instances:
             ended = self._m.store.get(TERMINATED, record["id"])
             if ended is not None and now >= datetime.fromisoformat(ended["at"]) + GONE_AFTER:
                 continue
+            if record["id"] in latest:
+                record = {**record, "tags": latest[record["id"]][1]}
             out.append(record)
         return out
 
@@ -321,13 +371,18 @@ def _not_found(instance_id: str) -> SandboxError:
     )
 
 
-# The DescribeInstances filters the market knows (of the many EC2 documents).
-_FILTERS: Mapping[str, Callable[[Any], list[str]]] = {
-    "instance-id": lambda i: [i["InstanceId"]],
-    "instance-type": lambda i: [i["InstanceType"]],
-    "instance-state-name": lambda i: [i["State"]["Name"]],
-    "instance-state-code": lambda i: [str(i["State"]["Code"])],
-    "availability-zone": lambda i: [i["Placement"]["AvailabilityZone"]],
-    "capacity-reservation-id": lambda i: [i.get("CapacityReservationId", "")],
-    "instance-lifecycle": lambda i: [i.get("InstanceLifecycle", "")],
-}
+# The DescribeInstances filters the market knows, of the many its page documents (it
+# lists tag:<key> and tag-key, not tag-value).
+_FILTERS = Documented(
+    page="https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html",
+    tag_forms=frozenset({TAG_KEY_VALUE, TAG_KEY}),
+    fields={
+        "instance-id": lambda i: [i["InstanceId"]],
+        "instance-type": lambda i: [i["InstanceType"]],
+        "instance-state-name": lambda i: [i["State"]["Name"]],
+        "instance-state-code": lambda i: [str(i["State"]["Code"])],
+        "availability-zone": lambda i: [i["Placement"]["AvailabilityZone"]],
+        "capacity-reservation-id": lambda i: [i.get("CapacityReservationId", "")],
+        "instance-lifecycle": lambda i: [i.get("InstanceLifecycle", "")],
+    },
+)

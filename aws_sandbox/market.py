@@ -112,6 +112,7 @@ class SandboxMarket:
                 "RunInstances": instances.run,
                 "DescribeInstances": instances.describe,
                 "TerminateInstances": instances.terminate,
+                "CreateTags": instances.create_tags,
                 "CreateCapacityReservation": reservations.create,
                 "CancelCapacityReservation": reservations.cancel,
                 "DescribeAvailabilityZones": reservations.describe_zones,

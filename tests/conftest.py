@@ -268,7 +268,7 @@ def make_bot(fake_slack: object, redis_store: RedisStore, clock: ManualClock):  
 
     def make(charts: object = None, iam: object = SHIPPED_IAM, **settings: object) -> BotUnderTest:
         store = RedisStore(redis_store.redis, namespace=redis_store.prefix.strip("{}"))
-        bot = BotUnderTest(fake_slack, store, clock, charts, iam, **settings)  # type: ignore[arg-type]
+        bot = BotUnderTest(fake_slack, store, clock, charts, iam=iam, **settings)  # type: ignore[arg-type]
         bots.append(bot)
         return bot
 

@@ -13,7 +13,7 @@ from aws_sandbox import AnswerFault
 from bot.blocks.ids import ActionId
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
-from bot.services.actor import Actor
+from bot.services.actor import Actor, NotAllowed
 from tests.integration.reminder_steps import at
 from tests.integration.test_buy_once import EXTENSION_OPERATIONS, market
 from tests.integration.test_extensions import active
@@ -85,5 +85,26 @@ def test_check_again_finds_an_extension_that_aws_shows_late(make_bot) -> None:  
     assert market(bot).extension_calls() == 1
     # Marking it failed afterwards changes nothing: it is bought.
     _, token = bot.click(ActionId.EXTENSION_MARK_FAILED.value, "R1|1", APPROVER)
+    bot.wait()
+    assert "Extension 1 of R1 is bought." in bot.responses(token)[-1]["text"]
+
+
+def test_check_again_on_an_unknown_extension_is_refused_to_a_non_approver(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot()
+    unknown_for_good(bot, OptionKind.CAPACITY_BLOCK, shown_after=3 * H)
+    at(bot, bot.clock.now() + 2 * H)  # AWS shows it now: a look would find it bought
+    audit_before = len(bot.services.store.audit("R1"))
+    _, token = bot.click(ActionId.EXTENSION_CHECK.value, "R1|1", REQUESTER)
+    bot.wait()
+    said = bot.responses(token)[-1]["text"]
+    assert said == ":warning: Only approvers can check an extension's purchase."
+    ext = bot.record("R1").extension
+    assert ext is not None and ext.status is ExtensionStatus.UNKNOWN  # nobody looked
+    assert len(bot.services.store.audit("R1")) == audit_before
+    with pytest.raises(NotAllowed, match="Only approvers can check"):
+        bot.services.extensions.check_again("R1", 1, Actor(REQUESTER, False))
+    assert bot.record("R1").extension.status is ExtensionStatus.UNKNOWN  # type: ignore[union-attr]
+    # An approver's look finds it.
+    _, token = bot.click(ActionId.EXTENSION_CHECK.value, "R1|1", APPROVER)
     bot.wait()
     assert "Extension 1 of R1 is bought." in bot.responses(token)[-1]["text"]

@@ -73,9 +73,11 @@ def test_a_capacity_block_is_bought_tagged_and_followed_to_its_end(make_bot) -> 
     assert reservation.id.startswith("cr-") and reservation.instances == 2
     assert reservation.fee_usd == record.choice.total_usd  # type: ignore[union-attr]
     ec2 = bot.services.accounts.clients(None, "us-east-1").ec2  # type: ignore[attr-defined]
-    (raw,) = ec2.describe_capacity_reservations(
-        Filters=[{"Name": f"tag:{TAG_REQUEST}", "Values": [request_id]}]
-    )["CapacityReservations"]
+    (raw,) = [
+        r
+        for r in ec2.describe_capacity_reservations()["CapacityReservations"]
+        if {"Key": TAG_REQUEST, "Value": request_id} in r["Tags"]
+    ]
     tags = {t["Key"]: t["Value"] for t in raw["Tags"]}
     assert tags[TAG_APPROVERS] == APPROVER and tags[TAG_NAMESPACE] == bot.settings.namespace
     assert bot.purchase_calls() == 1

@@ -302,7 +302,24 @@ SEEN_BREAKING = [
     _form(block_actions(ActionId.SUBMIT_OPEN.value, "R1", "ftp://x", home=False)),
     _form(shortcut("shortcut", "x", "") | {"command": []}),
     _form(shortcut("shortcut", "x", "") | {"view": None}),
+    _form(shortcut("shortcut", "x", "") | {"event": None}),  # Bolt's middleware reads event.bot_id
+    (
+        json.dumps(
+            event_callback(
+                {"type": "function_executed", "function_execution_id": "F1", "function": None}
+            )
+        ),
+        "application/json",
+    ),  # and its hint for an unhandled function_executed reads event.function.callback_id
     (urlencode(slash_command("help", "ftp://x") | {"authorizations": "null"}), FORM),
+    # Bolt's context reads len(response_urls) whenever the key is there.
+    (
+        json.dumps(event_callback({"type": "app_mention"}) | {"response_urls": None}),
+        "application/json",
+    ),
+    # A form's input value that is not text: the listener read it as text.
+    _form(view_payload("view_submission", CallbackId.RESERVE_FORM.value, "count", 1, "ftp://x")),
+    _form(view_payload("view_submission", CallbackId.SUBMIT.value, "reason", {}, "ftp://x")),
 ]
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from bot.adapters.slack.inbound import MAX_AGE_SECONDS
 from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.lifecycle import State
 from tests import slack_payloads as payloads
@@ -18,7 +19,7 @@ from tests.integration.test_slack_flow import (
     submit_form,
     submitted,
 )
-from tests.slack_harness import APPROVAL_CHANNEL, APPROVER, REQUESTER, BotUnderTest
+from tests.slack_harness import APPROVAL_CHANNEL, APPROVER, REQUESTER, SECRET, BotUnderTest
 from tests.slack_payloads import select, text_input
 
 
@@ -41,8 +42,9 @@ def _keys(bot: BotUnderTest) -> list[str]:
         (False, "test-signing-secret", 0),
         (True, "wrong-secret", 0),
         (True, "test-signing-secret", 301),
+        (True, "test-signing-secret", -301),  # dated five minutes ahead
     ],
-    ids=["missing", "bad", "stale"],
+    ids=["missing", "bad", "stale", "future"],
 )
 def test_bad_signatures_get_401_and_change_nothing(make_bot, signed, secret, age) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
@@ -55,6 +57,25 @@ def test_bad_signatures_get_401_and_change_nothing(make_bot, signed, secret, age
     bot.wait()
     assert _keys(bot) == before
     assert bot.fake.calls == []
+
+
+def test_the_front_remembers_a_signature_for_as_long_as_it_verifies(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    token, url = bot.new_response_url()
+    # Not answered in its ack: it reads the store, so the front drops a replay of it.
+    body, ctype = payloads.slash_command("status R1", REQUESTER, url)
+    headers = payloads.sign(SECRET, body)
+    first = bot.post(body, ctype, signed=False, headers=headers)
+    replayed = bot.post(body, ctype, signed=False, headers=headers)
+    bot.wait()
+    assert first.status == replayed.status == 200 and replayed.body == ""
+    assert len(bot.responses(token)) == 1
+    store = bot.services.store
+    (remembered,) = store.redis.scan_iter(match=store.key("seen", "sig:*"))
+    # A signature verifies while its timestamp is within MAX_AGE_SECONDS of the clock,
+    # either side: seen first up to that long before its timestamp, it can be replayed
+    # until that long after. Forgotten any sooner, a replay would go through.
+    assert store.redis.pttl(remembered) > 2 * MAX_AGE_SECONDS * 1000
 
 
 def test_a_signed_body_that_was_tampered_with_gets_401(make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -328,6 +328,20 @@ def test_a_failed_job_is_retried_later_with_its_new_payload(redis_store: RedisSt
     assert third.attempt == 1
 
 
+def test_a_retry_never_overwrites_a_newer_schedule_of_the_same_job(redis_store: RedisStore) -> None:
+    redis_store.schedule(Job(id="remind:R1", kind="remind", due=NOW, payload={"v": 1}))
+    (running,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))
+    # While it runs, the same job is scheduled anew (its reminder moved to a new time)...
+    moved = NOW + timedelta(minutes=10)
+    redis_store.schedule(Job(id="remind:R1", kind="remind", due=moved, payload={"v": 2}))
+    # ...then the running occurrence fails and is given back for 30 s later.
+    assert redis_store.retry(running, NOW + timedelta(seconds=30), attempt=1)
+    assert redis_store.due_at("remind:R1") == moved
+    assert redis_store.claim_due(moved - timedelta(seconds=1), lease=timedelta(minutes=5)) == []
+    (newer,) = redis_store.claim_due(moved, lease=timedelta(minutes=5))
+    assert (newer.payload, newer.attempt) == ({"v": 2}, 0)
+
+
 def test_a_buried_job_is_kept_for_operators_and_not_run(redis_store: RedisStore) -> None:
     redis_store.schedule(Job(id="notify:R1", kind="notify", due=NOW, payload={"request": "R1"}))
     (job,) = redis_store.claim_due(NOW, lease=timedelta(minutes=5))

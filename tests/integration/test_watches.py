@@ -158,6 +158,19 @@ def test_auto_submit_puts_the_match_to_the_approvers_at_once(make_bot) -> None: 
     assert bot.purchase_calls() == 0  # the approvers still decide
 
 
+def test_a_watch_with_a_reason_but_without_auto_submit_submits_nothing(make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot = make_bot()
+    watched(bot, f'{WATCH} reason="launch load test"')
+    record = bot.record("R1")
+    assert record.state is State.QUOTED  # the requester submits it, or not
+    assert record.reason == "launch load test"  # kept for the form
+    (dm,) = dms(bot)
+    assert ActionId.SUBMIT_OPEN.value in action_ids(dm["blocks"])
+    assert "Submitted R1" not in json.dumps(dm["blocks"])
+    assert [c for c in bot.fake.of("chat.postMessage") if c.args["channel"] != REQUESTER] == []
+    assert bot.services.store.waiting_for(APPROVER) == ([], 0)
+
+
 def test_watches_asking_the_same_share_one_aws_call_per_round(make_bot) -> None:  # type: ignore[no-untyped-def]
     bot = make_bot()
     hold_everything(bot)

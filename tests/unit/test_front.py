@@ -16,6 +16,7 @@ from slack_bolt import Ack, App
 from slack_bolt.authorization import AuthorizeResult
 
 from bot.adapters.clock import ManualClock
+from bot.adapters.slack.inbound import MAX_BODY_BYTES
 from bot.after_ack import AfterAck
 from bot.app import build_services
 from bot.config import load_settings
@@ -94,6 +95,53 @@ def test_handed_off_work_starts_only_once_the_answer_is_written() -> None:
     _close(result)  # the server closes the body once the last byte is out
     assert ran.wait(5)
     after.shutdown()
+
+
+class _CountedBody(io.BytesIO):
+    """A request body that counts the bytes the application reads of it."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        chunk = super().read(size)
+        self.bytes_read += len(chunk)
+        return chunk
+
+
+def _signed_command_of(size: int) -> dict[str, Any]:
+    """A signed `/gpu status` whose form is padded to `size` bytes."""
+    environ = _environ("status")
+    body = environ["wsgi.input"].getvalue().decode()
+    padded = body + "&pad=" + "a" * (size - len(body) - len("&pad="))
+    environ |= {"wsgi.input": _CountedBody(padded.encode()), "CONTENT_LENGTH": str(size)}
+    for name, value in payloads.sign(SECRET, padded).items():
+        environ["HTTP_" + name.upper().replace("-", "_")] = value
+    return environ
+
+
+def test_the_fronts_body_limit_refuses_a_larger_body_unread_whatever_the_server() -> None:
+    """Waitress refuses a body over the limit before the front sees it; under any other
+    WSGI server the front's own check is what stands: called directly here."""
+    heard: list[str] = []
+    application = wsgi_app(
+        _app(lambda ack: (heard.append("x"), ack(text="answered"))),
+        lambda: True,
+        signing_secret=SECRET,
+        first_sighting=lambda _key, _seconds: True,
+    )
+    over = _signed_command_of(MAX_BODY_BYTES + 1)
+    status, body, _ = _call(application, over)
+    assert status == "413 Payload Too Large"
+    assert f"over {MAX_BODY_BYTES} bytes".encode() in body
+    assert over["wsgi.input"].bytes_read == 0 and heard == []
+    # At the limit exactly, the same signed request is read and answered.
+    at_limit = _signed_command_of(MAX_BODY_BYTES)
+    status, body, result = _call(application, at_limit)
+    _close(result)
+    assert status.startswith("200") and b"answered" in body
+    assert at_limit["wsgi.input"].bytes_read == MAX_BODY_BYTES and heard == ["x"]
 
 
 @pytest.mark.parametrize(("signed", "secret"), [(False, SECRET), (True, "another-secret")])
