@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from aws_sandbox.errors import SandboxError, ec2_dry_run, ec2_invalid
-from aws_sandbox.filters import ec2_filter
+from aws_sandbox.filters import Documented, ec2_filter
 from aws_sandbox.future_reservations import (
     check_future_dated,
     future_fields,
@@ -154,7 +154,7 @@ class CapacityReservations:
                 zones.append(_zone(name, region, "local-zone", opt_in))
         if names := params.get("ZoneNames"):
             zones = [z for z in zones if z["ZoneName"] in names]
-        keep = ec2_filter(params.get("Filters", []), _ZONE_FILTERS, lambda _zone: [])
+        keep = ec2_filter(params.get("Filters", []), _ZONE_FILTERS)
         if params.get("DryRun"):
             raise ec2_dry_run()
         return {
@@ -180,15 +180,20 @@ def _zone(name: str, region: str, kind: str, opt_in: str) -> dict[str, Any]:
     return zone
 
 
-_ZONE_FILTERS = {
-    "zone-name": lambda z: [z["ZoneName"]],
-    "zone-id": lambda z: [z["ZoneId"]],
-    "zone-type": lambda z: [z["ZoneType"]],
-    "state": lambda z: [z["State"]],
-    "region-name": lambda z: [z["RegionName"]],
-    "opt-in-status": lambda z: [z["OptInStatus"]],
-    "group-name": lambda z: [z["GroupName"]],
-}
+# The page lists no tag filter.
+_ZONE_FILTERS = Documented(
+    page="https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeAvailabilityZones.html",
+    fields={
+        "zone-name": lambda z: [z["ZoneName"]],
+        "zone-id": lambda z: [z["ZoneId"]],
+        "zone-type": lambda z: [z["ZoneType"]],
+        "state": lambda z: [z["State"]],
+        "region-name": lambda z: [z["RegionName"]],
+        "opt-in-status": lambda z: [z["OptInStatus"]],
+        "group-name": lambda z: [z["GroupName"]],
+    },
+    unmodelled=frozenset({"group-long-name", "message", "parent-zone-id", "parent-zone-name"}),
+)
 
 
 def render_stored(

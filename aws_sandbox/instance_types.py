@@ -6,13 +6,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from aws_sandbox.errors import ec2_bad_token, ec2_dry_run, ec2_invalid
-from aws_sandbox.filters import ec2_filter
+from aws_sandbox.filters import Documented, ec2_filter
 from aws_sandbox.pagination import paginate
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.world import zones_selling
 from aws_sandbox.zones import zone_id
 
 _LOCATION_TYPES = ("region", "availability-zone", "availability-zone-id")
+
+# The page lists these two filters and no tag filter.
+_FILTERS = Documented(
+    page="https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstanceTypeOfferings.html",
+    fields={
+        "instance-type": lambda e: [e["InstanceType"]],
+        "location": lambda e: [e["Location"]],
+    },
+)
 
 
 class InstanceTypeOfferings:
@@ -23,14 +32,7 @@ class InstanceTypeOfferings:
         location_type = params.get("LocationType", "region")
         if location_type not in _LOCATION_TYPES:
             raise ec2_invalid(f"The location type '{location_type}' is not supported here.")
-        keep = ec2_filter(
-            params.get("Filters", []),
-            {
-                "instance-type": lambda e: [e["InstanceType"]],
-                "location": lambda e: [e["Location"]],
-            },
-            lambda _entry: [],
-        )
+        keep = ec2_filter(params.get("Filters", []), _FILTERS)
         if params.get("DryRun"):
             raise ec2_dry_run()
         zones = self._m.zones_in(region)

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from aws_sandbox.errors import SandboxError, ec2_bad_token, ec2_dry_run, ec2_invalid
-from aws_sandbox.filters import ec2_filter
+from aws_sandbox.filters import TAG_KEY, TAG_KEY_VALUE, Documented, ec2_filter
 from aws_sandbox.pagination import paginate
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.store import MarketStore, Record
@@ -265,7 +265,7 @@ class Instances:
             if missing:
                 raise _not_found(missing[0])
             rendered = [i for i in rendered if i["InstanceId"] in ids]
-        keep = ec2_filter(params.get("Filters", []), _FILTERS, lambda i: i.get("Tags", []))
+        keep = ec2_filter(params.get("Filters", []), _FILTERS)
         if params.get("DryRun"):
             raise ec2_dry_run()
         page, token = paginate([i for i in rendered if keep(i)], params, ec2_bad_token, 1000)
@@ -408,13 +408,18 @@ def _not_found(instance_id: str) -> SandboxError:
     )
 
 
-# The DescribeInstances filters the market knows (of the many EC2 documents).
-_FILTERS: Mapping[str, Callable[[Any], list[str]]] = {
-    "instance-id": lambda i: [i["InstanceId"]],
-    "instance-type": lambda i: [i["InstanceType"]],
-    "instance-state-name": lambda i: [i["State"]["Name"]],
-    "instance-state-code": lambda i: [str(i["State"]["Code"])],
-    "availability-zone": lambda i: [i["Placement"]["AvailabilityZone"]],
-    "capacity-reservation-id": lambda i: [i.get("CapacityReservationId", "")],
-    "instance-lifecycle": lambda i: [i.get("InstanceLifecycle", "")],
-}
+# The DescribeInstances filters the market knows, of the many its page documents (it
+# lists tag:<key> and tag-key, not tag-value).
+_FILTERS = Documented(
+    page="https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html",
+    tag_forms=frozenset({TAG_KEY_VALUE, TAG_KEY}),
+    fields={
+        "instance-id": lambda i: [i["InstanceId"]],
+        "instance-type": lambda i: [i["InstanceType"]],
+        "instance-state-name": lambda i: [i["State"]["Name"]],
+        "instance-state-code": lambda i: [str(i["State"]["Code"])],
+        "availability-zone": lambda i: [i["Placement"]["AvailabilityZone"]],
+        "capacity-reservation-id": lambda i: [i.get("CapacityReservationId", "")],
+        "instance-lifecycle": lambda i: [i.get("InstanceLifecycle", "")],
+    },
+)

@@ -17,12 +17,14 @@ from aws_sandbox.conditions import MarketConditions, PurchaseFailure
 from aws_sandbox.errors import SandboxError
 from aws_sandbox.extensions import BLOCK_EXTENSION, PLAN_EXTENSION, Extensions
 from aws_sandbox.hosting import DEMO_MODELS, Hosting, HostingTimes
+from aws_sandbox.iam_guard import IamGuard
 from aws_sandbox.instance_types import InstanceTypeOfferings
 from aws_sandbox.instances import Instances
 from aws_sandbox.leftovers import Leftovers
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.plan_offerings import PlanOfferings
 from aws_sandbox.price_list import PriceList
+from aws_sandbox.resource_tags import resource_tags
 from aws_sandbox.spot_prices import SpotPrices
 from aws_sandbox.store import InMemoryMarketStore, MarketStore
 from aws_sandbox.training_plans import KIND as TRAINING_PLAN
@@ -65,7 +67,11 @@ class SandboxMarket:
         sleep: Callable[[float], None] = time.sleep,
         hosting_times: HostingTimes | None = None,
         models: Sequence[str] = DEMO_MODELS,
+        iam: IamGuard | None = None,
     ) -> None:
+        """`iam`: the IAM policies the caller's principal has; every call they would not
+        allow is refused as AWS refuses it (iam_guard.py). None: no IAM at all."""
+        self.iam = iam
         self.conditions = conditions or MarketConditions()
         parts = MarketParts(
             clock=clock,
@@ -155,6 +161,10 @@ class SandboxMarket:
         self, service: str, operation: str, params: Mapping[str, Any], region: str
     ) -> dict[str, Any]:
         answer = self._routes[service][operation]
+        if self.iam is not None:
+            self.iam.authorize(
+                service, operation, params, region, self.account_id, self.resource_tags
+            )
         if self.conditions.latency_ms > 0:
             self._sleep(self.conditions.latency_ms / 1000)
         hold = self.conditions.held(operation)
@@ -175,6 +185,9 @@ class SandboxMarket:
         sent = self.conditions.as_sent(operation, response)
         assert isinstance(sent, dict)
         return sent
+
+    def resource_tags(self, arn: str) -> dict[str, str] | None:
+        return resource_tags(self._routes, arn)
 
     def purchase_calls(self) -> int:
         """How many purchase calls (not dry runs) reached the market, in any process

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aws_sandbox.errors import ec2_bad_token, ec2_dry_run
-from aws_sandbox.filters import ec2_filter
+from aws_sandbox.filters import Documented, ec2_filter
 from aws_sandbox.pagination import paginate
 from aws_sandbox.parts import MarketParts
 from aws_sandbox.world import SPOT
@@ -15,6 +15,18 @@ from aws_sandbox.zones import zone_id
 
 _SPOT_PRODUCTS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 _SPOT_SPREAD = 0.05  # each AZ's Spot price sits within ±5% of the catalog figure
+
+
+# The page lists no tag filter; spot-price and timestamp it lists are not answered here.
+_FILTERS = Documented(
+    page="https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeSpotPriceHistory.html",
+    fields={
+        "availability-zone": lambda e: [e["AvailabilityZone"]],
+        "instance-type": lambda e: [e["InstanceType"]],
+        "product-description": lambda e: [e["ProductDescription"]],
+    },
+    unmodelled=frozenset({"availability-zone-id", "spot-price", "timestamp"}),
+)
 
 
 class SpotPrices:
@@ -35,15 +47,7 @@ class SpotPrices:
             if params.get("AvailabilityZone", z) == z
             and params.get("AvailabilityZoneId", zone_id(z)) == zone_id(z)
         ]
-        keep = ec2_filter(
-            params.get("Filters", []),
-            {
-                "availability-zone": lambda e: [e["AvailabilityZone"]],
-                "instance-type": lambda e: [e["InstanceType"]],
-                "product-description": lambda e: [e["ProductDescription"]],
-            },
-            lambda _entry: [],
-        )
+        keep = ec2_filter(params.get("Filters", []), _FILTERS)
         if params.get("DryRun"):
             raise ec2_dry_run()
         stamp = self._m.clock.now().replace(minute=0, second=0, microsecond=0)

@@ -109,7 +109,10 @@ class TrainingPlans:
             for r in self._m.store.records(KIND)
             if r["region"] == region and self._m.shown(r, now)
         ]
-        for spec in params.get("Filters", []):  # the only filter name is Status
+        # TrainingPlanFilter's only name is Status; another is refused with the model's
+        # enum check before this runs (Valid Values: Status,
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_TrainingPlanFilter.html).
+        for spec in params.get("Filters", []):
             plans = [p for p in plans if p["Status"] == spec["Value"]]
         if "StartTimeAfter" in params:
             plans = [p for p in plans if p["StartTime"] >= parse_time(params["StartTimeAfter"])]

@@ -4,8 +4,10 @@ baselines measured in the same run:
 
 - the HTTP-only ceiling: the same posts, from the same number of processes with the same
   threads each, with the bot's Slack client, and no queue at all;
-- rq with SimpleWorker (an established Redis job queue, one job at a time per process)
-  on the same posts, with the same Slack client.
+- rq with SimpleWorker (an established Redis job queue) on the same posts, with the same
+  Slack client, at the same concurrency: an rq worker runs one job at a time, so rq gets
+  one worker process for each of the bot's threads (4 processes x 8 threads against 32
+  rq worker processes: 32 jobs in flight on each side), as `rq worker-pool -n 32` would.
 
 Every run starts from the same point: all jobs already stored and due, the processes up
 and waiting; the clock starts (T0) when they are released. Printed per run: posts per
@@ -14,10 +16,12 @@ duplicates (a job's text posted more than once) and losses (never posted).
 Target: 4 gpu-bot workers reach at least 85% of the 4-process ceiling, with 0
 duplicates and 0 losses.
 
-The machine is shared, so each process count runs `--rounds` pairs (ceiling, workers),
-back to back and in alternating order, and the verdict takes the median of the paired
-ratios. The client processes' CPU time per post is printed too: on a machine with no
-spare core it, not the wall clock, bounds throughput, and it does not move with the load.
+The machine is shared, so each process count runs `--rounds` rounds of the ceiling, the
+workers and (at the largest count) rq, back to back, the order rotated each round so that
+none is always first; each run is compared with its own round's ceiling, and the verdict
+gives the median and the min-max of the rounds' ratios (gpu-bot / ceiling, rq / ceiling,
+gpu-bot / rq). The client processes' CPU time per post is printed too: on a machine with
+no spare core it, not the wall clock, bounds throughput, and it does not move with the load.
 
 The fake Web API (benchmarks/fake_web_api.py) sets TCP_NODELAY and writes each response
 in one send. Redis is a throwaway redis-server without persistence (or BENCH_REDIS_URL).
@@ -179,7 +183,8 @@ class Result:
     losses: int
     note: str = ""
     cpu_seconds: float = 0.0  # the client processes' CPU time (filled in after they end)
-    ceiling: Result | None = None  # the HTTP-only run it is compared with
+    ceiling: Result | None = None  # the HTTP-only run it is compared with (its round's)
+    round: int = 0
 
     @property
     def cpu_ms_per_job(self) -> float:
@@ -439,12 +444,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", default="1,4", help="process counts to run (1,4)")
     parser.add_argument("--concurrency", type=int, default=8, help="threads per process (8)")
     parser.add_argument("--batch", type=int, default=64, help="worker claim batch (64)")
-    parser.add_argument("--rounds", type=int, default=3, help="ceiling/worker pairs (3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (3)")
     parser.add_argument("--rq-jobs", type=int, default=None, help="jobs for rq (--jobs)")
     parser.add_argument("--no-rq", action="store_true", help="skip the rq baseline")
     args = parser.parse_args(argv)
     if not args.no_rq and not _rq_installed():
-        # Said before anything runs: the rq baseline comes last, minutes into the run.
+        # Said before anything runs: the rq baseline comes minutes into the run.
         print(
             "job_throughput: rq is not installed (the rq SimpleWorker baseline needs it): "
             "pip install -e '.[bench]', or run with --no-rq",
@@ -461,32 +466,34 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         for procs in counts:
+            with_rq = not args.no_rq and procs == max(counts)
             for round_ in range(args.rounds):
-                # Each round measures the ceiling and the workers back to back, in turns
-                # first, so that load from elsewhere on the machine falls on both alike.
-                pair: list[Result] = []
-                for which in (0, 1) if round_ % 2 == 0 else (1, 0):
-                    if which == 0:
-                        pair.append(run_ceiling(api, args.jobs, procs, args.concurrency))
-                    else:
-                        pair.append(
+                # Each round measures the ceiling, the workers and rq back to back, the
+                # order rotated each round, so that load from elsewhere on the machine
+                # falls on all alike; each is compared with its round's ceiling.
+                kinds = [CEILING, WORKERS, *([RQ] if with_rq else [])]
+                shift = round_ % len(kinds)
+                runs: list[Result] = []
+                for kind in kinds[shift:] + kinds[:shift]:
+                    if kind == CEILING:
+                        runs.append(run_ceiling(api, args.jobs, procs, args.concurrency))
+                    elif kind == WORKERS:
+                        runs.append(
                             run_workers(
                                 api, redis_url, args.jobs, procs, args.concurrency, args.batch
                             )
                         )
-                    _progress(pair[-1])
-                ceiling = next(r for r in pair if r.name == CEILING)
-                for r in pair:
+                    else:
+                        runs.append(run_rq(api, redis_url, rq_jobs, procs * args.concurrency))
+                    runs[-1].round = round_ + 1
+                    _progress(runs[-1])
+                ceiling = next(r for r in runs if r.name == CEILING)
+                for r in runs:
                     r.ceiling = ceiling
-                results += pair
-        if not args.no_rq:
-            rq = run_rq(api, redis_url, rq_jobs, max(counts))
-            rq.ceiling = _best_ceiling(results, max(counts))
-            results.append(rq)
-            _progress(rq)
+                results += runs
     print()
     report(results)
-    _verdict(results, max(counts))
+    _verdict(results, max(counts), args.concurrency)
     return 0
 
 
@@ -494,35 +501,50 @@ def _progress(r: Result) -> None:
     print(f"  {r.name} x{r.processes}: {r.rate:.0f} posts/s", file=sys.stderr, flush=True)
 
 
-def _best_ceiling(results: list[Result], procs: int) -> Result | None:
-    ceilings = [r for r in results if r.name == CEILING and r.processes == procs]
-    return max(ceilings, key=lambda r: r.rate) if ceilings else None
+def _ratios(results: list[Result], name: str, procs: int) -> dict[int, float]:
+    """Round -> the rate of `name`'s run over its round's ceiling."""
+    return {
+        r.round: r.rate / r.ceiling.rate
+        for r in results
+        if r.name == name and r.processes == procs and r.ceiling and r.ceiling.rate
+    }
 
 
-def _verdict(results: list[Result], procs: int) -> None:
+def _spread(ratios: list[float]) -> str:
+    return (
+        f"median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max "
+        f"{max(ratios):.2f}x ({', '.join(f'{x:.2f}' for x in ratios)})"
+    )
+
+
+def _verdict(results: list[Result], procs: int, concurrency: int) -> None:
     ours = [r for r in results if r.name == WORKERS and r.processes == procs and r.ceiling]
     if not ours:
         return
-    ratios = [r.rate / r.ceiling.rate for r in ours if r.ceiling and r.ceiling.rate]
+    by_round = _ratios(results, WORKERS, procs)
+    ratios = list(by_round.values())
     cpu = [r.ceiling.cpu_ms_per_job / r.cpu_ms_per_job for r in ours if r.ceiling and r.jobs]
     duplicates = sum(r.duplicates for r in ours)
     losses = sum(r.losses for r in ours)
     ratio = statistics.median(ratios)
     met = ratio >= TARGET and duplicates == 0 and losses == 0
     print(
-        f"\ngpu-bot x{procs}: median {ratio:.2f}x the HTTP-only ceiling over {len(ratios)} "
-        f"paired rounds ({', '.join(f'{x:.2f}' for x in ratios)}; target >= {TARGET}x), "
-        f"{duplicates} duplicates, {losses} losses: {'met' if met else 'MISSED'}"
+        f"\ngpu-bot x{procs} / the HTTP-only ceiling over {len(ratios)} rounds: "
+        f"{_spread(ratios)}; target >= {TARGET}x; {duplicates} duplicates, {losses} losses: "
+        f"{'met' if met else 'MISSED'}"
     )
     print(
         f"client CPU per post, ceiling / gpu-bot: median {statistics.median(cpu):.2f}x "
         "(what the queue costs on a machine with no spare core)"
     )
-    rq = next((r for r in results if r.name == RQ), None)
-    if rq is not None and rq.rate:
-        best = max(ours, key=lambda r: r.rate)
+    rq_rounds = _ratios(results, RQ, procs * concurrency)
+    if rq_rounds:
+        spread = _spread(list(rq_rounds.values()))
+        print(f"rq SimpleWorker x{procs * concurrency} / the ceiling: {spread}")
+        beside = [by_round[n] / rq_rounds[n] for n in sorted(rq_rounds) if n in by_round]
         print(
-            f"gpu-bot x{procs} (best round) / rq SimpleWorker x{procs}: {best.rate / rq.rate:.1f}x"
+            f"gpu-bot x{procs} ({concurrency} threads each) / rq x{procs * concurrency} "
+            f"(same {procs * concurrency} jobs in flight), round by round: {_spread(beside)}"
         )
 
 

@@ -1,15 +1,19 @@
 """Reminders due at once to that many people, sent by worker processes through the fake
-Web API: throughput and lateness next to the same run's HTTP-only ceiling (the same
-number of processes and threads posting the same messages, no Redis, no bot), and the
-duplicates and losses counted at the fake Web API.
+Web API: throughput and lateness next to the HTTP-only ceiling measured beside each run
+(the same number of processes and threads posting the same number of the same messages,
+no Redis, no bot), and the duplicates and losses counted at the fake Web API.
 
     python -m benchmarks.reminders                  # 100,000 reminders, 4 workers, 3 rounds
     python -m benchmarks.reminders --count 20000 --faults --rounds 5
 
 The machine is shared: a ceiling measured at another moment than the run it is compared
-with gives a different answer each time. So each round measures its own ceiling right
-beside its run (before it in odd rounds, after it in even ones), and the verdict is the
-median of the paired ratios, with their spread.
+with gives a different answer each time. So ceilings and bot runs are interleaved, round
+by round, on one fake Web API: ceiling, bot, ceiling, bot, ..., ceiling. Each bot run is
+compared with the two ceilings measured right before and right after it (their mean), so
+load that comes or goes during the run falls on its ceiling too. Both sides are timed
+the same way, at the fake Web API: from the moment their processes are started (the
+bot's workers at the reminders' due time) to the last message received. Printed: each
+pair's ratio, the two ceilings it lies between, and the median and min-max of the ratios.
 
 With --faults one worker is SIGKILLed a third of the way through and Redis (AOF on) is
 restarted two thirds of the way through; a new worker replaces the killed one.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -126,17 +131,22 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 def ceiling(fake: LocalSlackApi, count: int, processes: int) -> float:
     """Messages per second the fake Web API takes from `processes` x THREADS posters
-    sending the same messages with the same client: the most the bot could reach."""
+    sending `count` messages like the reminders with the same client: the most the bot
+    could reach. Timed as the bot's runs are: from starting the processes to the last
+    message received."""
+    fake.reset_messages()
     args = [sys.executable, "-m", "benchmarks.reminders", "--poster", fake.api_url]
     per = count // processes
-    began = time.monotonic()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    began = time.time()
     procs = [
         subprocess.Popen([*args, str(per), str(i)], cwd=ROOT, env=env) for i in range(processes)
     ]
     for proc in procs:
         proc.wait()
-    return per * processes / (time.monotonic() - began)
+    times = fake.received_times()
+    fake.reset_messages()
+    return len(times) / max(max(times, default=began) - began, 1e-9)
 
 
 def poster(api_url: str, count: int, index: int) -> None:
@@ -162,18 +172,14 @@ def poster(api_url: str, count: int, index: int) -> None:
         list(pool.map(post, range(count), chunksize=64))
 
 
-def run(count: int, workers: int, faults: bool, ceiling_first: bool = True) -> dict[str, float]:
-    """One round: the bot's run and, beside it, the ceiling of the same posts."""
-    fake = LocalSlackApi()
-    fake.keep_calls = False
+def run(fake: LocalSlackApi, count: int, workers: int, faults: bool) -> dict[str, float]:
+    """One bot run: `count` reminders due at once, sent by `workers` worker processes."""
+    fake.reset_messages()
     aof = ("--appendonly", "yes", "--appendfsync", "everysec")
     redis_proc, url, port, workdir = start_redis_server(*aof)
     env = _env(url, f"bench-{uuid.uuid4().hex[:8]}", fake)
-    roof = 0.0
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        if ceiling_first:
-            roof = ceiling(fake, min(count, 20000), workers)
-            fake.reset_messages()
         began = time.monotonic()
         due = datetime.now(UTC) + timedelta(seconds=20 + count / 1000)
         seed(env, count, due)
@@ -202,32 +208,26 @@ def run(count: int, workers: int, faults: bool, ceiling_first: bool = True) -> d
         time.sleep(2.0)  # a late duplicate would show now
         received = fake.received_times()
         keys = Counter(fake.delivery_keys())
-        for p in procs:
-            p.terminate()
-        if not ceiling_first:
-            fake.reset_messages()
-            roof = ceiling(fake, min(count, 20000), workers)
     finally:
-        for p in locals().get("procs", []):
+        for p in procs:
             if p.poll() is None:
                 p.terminate()
-        for p in locals().get("procs", []):
+        for p in procs:
             try:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
         redis_proc.terminate()
-        fake.close()
+        redis_proc.wait(timeout=30)
+        shutil.rmtree(workdir, ignore_errors=True)
+    fake.reset_messages()
     times = sorted(received)
     last = times[-1] if times else t0
     lateness = [t - t0 for t in times]
-    throughput = len(times) / max(last - t0, 1e-9)
     return {
         "count": count,
         "seed_s": seeded,
-        "throughput": throughput,
-        "ceiling": roof,
-        "ratio": throughput / roof,
+        "throughput": len(times) / max(last - t0, 1e-9),
         "late_p50_s": statistics.median(lateness) if lateness else float("nan"),
         "late_p99_s": lateness[int(len(lateness) * 0.99) - 1] if lateness else float("nan"),
         "duplicates": sum(n - 1 for n in keys.values() if n > 1),
@@ -243,25 +243,37 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--faults", action="store_true")
-    parser.add_argument("--rounds", type=int, default=3, help="paired ceiling/bot rounds (3)")
+    parser.add_argument("--rounds", type=int, default=3, help="bot runs, each between two ceilings")
     args = parser.parse_args()
+    fake = LocalSlackApi()
+    fake.keep_calls = False
     results = []
-    for round_ in range(args.rounds):
-        result = run(args.count, args.workers, args.faults, ceiling_first=round_ % 2 == 0)
-        results.append(result)
-        print(
-            f"round {round_ + 1}: {result['count']:,} reminders, {args.workers} workers"
-            f"{' (one SIGKILLed, Redis restarted)' if args.faults else ''}: "
-            f"{result['throughput']:,.0f}/s against its ceiling {result['ceiling']:,.0f}/s "
-            f"= {result['ratio']:.0%}; lateness p50 {result['late_p50_s']:.1f} s, "
-            f"p99 {result['late_p99_s']:.1f} s; duplicates {result['duplicates']}, "
-            f"losses {result['losses']} (seeded in {result['seed_s']:.0f} s)",
-            flush=True,
-        )
+    try:
+        ceilings = [ceiling(fake, args.count, args.workers)]
+        print(f"ceiling 0: {ceilings[0]:,.0f}/s", flush=True)
+        for round_ in range(1, args.rounds + 1):
+            result = run(fake, args.count, args.workers, args.faults)
+            ceilings.append(ceiling(fake, args.count, args.workers))
+            before, after = ceilings[-2:]
+            result["ratio"] = result["throughput"] / statistics.mean([before, after])
+            results.append(result)
+            print(
+                f"round {round_}: {result['count']:,} reminders, {args.workers} workers"
+                f"{' (one SIGKILLed, Redis restarted)' if args.faults else ''}: "
+                f"{result['throughput']:,.0f}/s between ceilings {before:,.0f}/s and "
+                f"{after:,.0f}/s = {result['ratio']:.0%}; lateness p50 "
+                f"{result['late_p50_s']:.1f} s, p99 {result['late_p99_s']:.1f} s; duplicates "
+                f"{result['duplicates']}, losses {result['losses']} "
+                f"(seeded in {result['seed_s']:.0f} s)",
+                flush=True,
+            )
+    finally:
+        fake.close()
     ratios = [r["ratio"] for r in results]
     print(
-        f"median {statistics.median(ratios):.0%} of the paired ceilings over {len(ratios)} "
-        f"rounds (spread {min(ratios):.0%} to {max(ratios):.0%}; target 85%); "
+        f"median {statistics.median(ratios):.0%} of the ceilings beside each run over "
+        f"{len(ratios)} rounds (min {min(ratios):.0%}, max {max(ratios):.0%}; target 85%); "
+        f"ceilings {min(ceilings):,.0f} to {max(ceilings):,.0f}/s; "
         f"duplicates {sum(int(r['duplicates']) for r in results)}, "
         f"losses {sum(int(r['losses']) for r in results)}"
     )

@@ -57,6 +57,10 @@ def _env(redis_url: str, namespace: str, fake: LocalSlackApi) -> dict[str, str]:
         "GPU_BOT_AWS": "sandbox",
         "GPU_BOT_APPROVAL_CHANNEL": "C0APPROVALS",
         "GPU_BOT_DELIVERY_SETTLE": "2s",
+        # One watcher per watch, more watches than the default total, and every question
+        # asked in its round: this measures the sharing of questions, not the limits.
+        "GPU_BOT_WATCHES_TOTAL": "100000",
+        "GPU_BOT_WATCH_SEARCHES_PER_MINUTE": "600",
     }
 
 

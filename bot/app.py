@@ -43,6 +43,7 @@ from bot.domain.approval import SpendingPolicy
 from bot.domain.catalog import Catalog, default_catalog
 from bot.domain.outlook_scan import parse_scan_shapes
 from bot.domain.records import DEFAULT_ACCOUNT
+from bot.front import answer_store_down
 from bot.logs import start_fields as start_log_fields
 from bot.services.approvals import ApprovalService
 from bot.services.approvers import ApproverDirectory
@@ -357,9 +358,8 @@ def _after_the_purchase(
         flow.ledger, store, once, clock, base.approval_channel, after.deploys.of_request
     )
     summary.register(jobs)
-    watches = WatchService(
-        RedisWatches(store), flow.quotes, base.catalog, clock, flow.approvals.is_approver
-    )
+    approver, limits = flow.approvals.is_approver, settings.watch_limits
+    watches = WatchService(RedisWatches(store), flow.quotes, base.catalog, clock, approver, limits)
     search = AwsOfferingSearch(base.accounts.clients)
     rounds = WatchRounds(watches, search, flow.changes, flow.requests, once, clock, base.limits)
     rounds.register(jobs)
@@ -455,6 +455,7 @@ def build_app(
         **kwargs,
     )
     app.use(_RequestScope())
+    app.error(answer_store_down)
     register(app, services)
     return app
 

@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.config_values import mask, parse_config_duration, show_setting
 from bot.domain.budgets import OverBudget
 from bot.domain.teams import (
     BUDGETS_ACCEPTED,
@@ -32,30 +33,17 @@ from bot.domain.teams import (
     parse_budgets,
     parse_teams,
 )
+from bot.domain.watch import (
+    SEARCHES_PER_WINDOW,
+    WATCHES_PER_PERSON,
+    WATCHES_TOTAL,
+    WatchLimits,
+)
 
-_DURATION_RE = re.compile(r"([0-9]+)\s*(s|m|h|d|w)")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _GROUP_ID = re.compile(r"S[A-Z0-9]{2,}")
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,}")
 _REGION = re.compile(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}")
-
-
-def parse_config_duration(text: str) -> timedelta:
-    """`90s`, `15m`, `24h`, `2d`, `1w` -> timedelta. Raises ValueError otherwise."""
-    m = _DURATION_RE.fullmatch(text.strip().lower())
-    if not m or int(m.group(1)) == 0:
-        raise ValueError(f"{text!r} is not a duration")
-    return timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2)])
-
-
-def format_config_duration(value: timedelta) -> str:
-    seconds = int(value.total_seconds())
-    for unit in ("w", "d", "h", "m"):
-        # 24h reads better than 1d; 2d better than 48h.
-        if seconds % _UNITS[unit] == 0 and (unit in ("h", "m") or seconds >= 2 * _UNITS[unit]):
-            return f"{seconds // _UNITS[unit]}{unit}"
-    return f"{seconds}s"
 
 
 def _split(value: Any) -> Any:
@@ -206,6 +194,28 @@ class Settings(BaseSettings):
         "shapes the outlook scan asks about on a rhythm, separated by ;, each "
         "COUNTx TYPE DURATION [REGION], e.g. 16x p5.48xlarge 3d us-east-1; empty: no scan",
         default="",
+    )
+    watches_per_person: int = _env(
+        "GPU_BOT_WATCHES_PER_PERSON",
+        "the most watches one person may have watching at once, 1 to 1000",
+        default=WATCHES_PER_PERSON,
+        ge=1,
+        le=1000,
+    )
+    watches_total: int = _env(
+        "GPU_BOT_WATCHES_TOTAL",
+        "the most watches everyone together may have watching at once, 1 to 100000",
+        default=WATCHES_TOTAL,
+        ge=1,
+        le=100_000,
+    )
+    watch_searches_per_minute: int = _env(
+        "GPU_BOT_WATCH_SEARCHES_PER_MINUTE",
+        "the most offering searches (AWS calls) the watch rounds make in any minute, "
+        "whatever the number of questions; the others wait their turn, 1 to 600",
+        default=SEARCHES_PER_WINDOW,
+        ge=1,
+        le=600,
     )
     delivery_settle: timedelta = _env(
         "GPU_BOT_DELIVERY_SETTLE",
@@ -436,6 +446,14 @@ class Settings(BaseSettings):
     def sandbox(self) -> bool:
         return self.aws_mode == "sandbox"
 
+    @property
+    def watch_limits(self) -> WatchLimits:
+        return WatchLimits(
+            per_person=self.watches_per_person,
+            total=self.watches_total,
+            searches_per_window=self.watch_searches_per_minute,
+        )
+
     @classmethod
     def describe(cls) -> list[tuple[str, str, str]]:
         """(variable, default, what it accepts) for every setting."""
@@ -447,16 +465,6 @@ class Settings(BaseSettings):
             default = field.get_default(call_default_factory=True)
             rows.append((env, show_setting(default), field.description or name))
         return rows
-
-
-def show_setting(value: object) -> str:
-    if value is None:
-        return "(unset)"
-    if isinstance(value, timedelta):
-        return format_config_duration(value)
-    if isinstance(value, list | tuple):
-        return ",".join(show_setting(v) for v in value) or "(empty)"
-    return str(value)
 
 
 class ConfigError(Exception):
@@ -480,15 +488,8 @@ def _format_errors(exc: ValidationError) -> str:
         given = err.get("input")
         problem = str(err.get("msg", "")).removeprefix("Value error, ")
         if env in accepted:
-            shown = "" if isinstance(given, dict) else f"={_mask(env, given)!s}"
+            shown = "" if isinstance(given, dict) else f"={mask(env, given)!s}"
             lines.append(f"  {env}{shown}: {problem}; accepted: {accepted[env]}")
         else:
             lines.append(f"  {problem}")
     return "\n".join(lines)
-
-
-def _mask(env: str, value: object) -> str:
-    text = str(value)
-    if any(word in env for word in ("TOKEN", "SECRET")):
-        return repr(text[:5] + "…") if len(text) > 5 else "'…'"
-    return repr(text)

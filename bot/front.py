@@ -7,8 +7,8 @@
                       wholly in their ack go straight to Bolt, everything else through
                       the next layers
     WithinDeadline    Bolt on a pool thread, answered as unavailable after ACK_DEADLINE
-                      (a hung Redis); the work a listener hands off starts once the
-                      answer is written
+                      (a hung Redis) or when Redis could not be reached (down); the
+                      work a listener hands off starts once the answer is written
     DropReplays       a signature seen before is dropped (Slack's carry no nonce)
     Bolt              the Bolt app's own WSGI adapter, run to completion
 
@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from slack_bolt import BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot.adapters.slack.inbound import (
@@ -40,6 +41,7 @@ from bot.adapters.slack.inbound import (
     is_ssl_check,
     read_payload,
 )
+from bot.adapters.store.connect import unreachable
 from bot.after_ack import AfterAck, Task
 from bot.dispatch import Call
 
@@ -50,12 +52,13 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 METRICS_PATH = "/metrics"
-# Slack waits 3 s for an ack; what is not answered by then is answered as unavailable.
+# Slack waits 3 s for an ack; what is not answered by then is answered as unavailable,
+# as is what finds the database down.
 ACK_DEADLINE = 2.5
 HEALTH_DEADLINE = 1.0
 UNAVAILABLE = (
-    ":warning: gpu-bot could not reach its database in time to take this (Slack allows 3 "
-    "seconds). It may not have been saved: look with `/gpu status` in a minute and try again."
+    ":warning: gpu-bot could not reach its database to take this, so it may not have been "
+    "saved: look with `/gpu status` in a minute and try again."
 )
 # What SlackRequests leaves in the environ for the layers inside it.
 BODY = "gpu_bot.body"
@@ -228,7 +231,8 @@ def _read_body(environ: WSGIEnvironment) -> tuple[bytes, Refusal | None]:
 
 class WithinDeadline:
     """The inner handler on a pool thread, waited for `deadline` seconds: what is not
-    answered by then gets an answer saying the bot could not reach its store. With
+    answered by then, or fails because the store could not be reached (the replay check
+    reads Redis before Bolt), gets a 200 saying the bot could not reach its store. With
     `after_ack`, the work a listener hands off (on the pool's thread) waits until the
     answer is written, then starts."""
 
@@ -263,7 +267,14 @@ class WithinDeadline:
             return [payload]
         if isinstance(result, BaseException):
             release()
-            raise result
+            if not unreachable(result):
+                raise result
+            log.warning("answered as unavailable: the store could not be reached: %s", result)
+            status, headers, payload = unavailable(
+                str(environ.get("CONTENT_TYPE", "")), environ[BODY]
+            )
+            start_response(status, headers)
+            return [payload]
         status, headers, payload = result
         start_response(status, headers)
         return _ThenRelease([payload], release)
@@ -320,6 +331,19 @@ def unavailable_reply(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(url, str) and url:
         threading.Thread(target=_tell, args=(url,), name="tell-unavailable", daemon=True).start()
     return None
+
+
+def answer_store_down(error: Exception, request: BoltRequest, logger: logging.Logger) -> Any:
+    """Bolt's error handler (`app.error`), for a listener or middleware that raised. When
+    the store could not be reached (Redis down), Slack hears 200 with `unavailable_reply`,
+    over HTTP and Socket Mode alike, instead of a 500 it would show as its own failure.
+    Anything else is logged with its traceback and left to Bolt's 500, as without it."""
+    if not unreachable(error):
+        logger.exception(f"Failed to run listener function (error: {error})")
+        return None
+    log.warning("answered as unavailable: the store could not be reached: %s", error)
+    reply = unavailable_reply(request.body)
+    return BoltResponse(status=200, body=reply or "")
 
 
 def _tell(response_url: str) -> None:

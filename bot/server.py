@@ -229,7 +229,8 @@ def _socket_mode_handler(
     thread, and an envelope it has not answered within `ack_deadline` (a hung Redis) is
     acked with the same "could not reach its database" answer (bot/front.py
     `unavailable_reply`) instead of leaving the user to Slack's 3 s timeout. Bolt's late
-    answer, when it comes, is dropped."""
+    answer, when it comes, is dropped. A listener that finds the store down at once gets
+    the same answer from Bolt's error handler (`answer_store_down`)."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
     from slack_bolt.adapter.socket_mode.internals import run_bolt_app, send_response
     from slack_sdk.socket_mode.response import SocketModeResponse

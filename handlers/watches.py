@@ -52,7 +52,11 @@ def handle_watch(services: Services, ack: Ack, context: BoltContext, rest: str) 
     except (RequestSyntaxError, WatchError) as exc:
         ack(text=f":warning: Not watching: {esc(str(exc))}\nExample: {WATCH_EXAMPLE}.")
         return
-    watch = services.watches.create(made)
+    try:
+        watch = services.watches.create(made)
+    except WatchError as exc:  # a limit reached: no example helps
+        ack(text=f":warning: Not watching: {esc(str(exc))}")
+        return
     regions = tuple(dict.fromkeys(q.region for q in made.asked))
     ack(text=_with_chance(services, watch, watching_text(watch, regions)))
 
@@ -71,10 +75,10 @@ def watch_from_button(talk: Conversation, services: Services) -> None:
         return
     try:
         made = services.watches.check(talk.interaction.user, ref.text)
+        watch = services.watches.create(made)
     except (RequestSyntaxError, WatchError) as exc:
         talk.refuse(f"Not watching: {exc}")
         return
-    watch = services.watches.create(made)
     regions = tuple(dict.fromkeys(q.region for q in made.asked))
     talk.say(_with_chance(services, watch, watching_text(watch, regions)))
 

@@ -261,13 +261,14 @@ def fake_slack() -> Iterator[object]:
 def make_bot(fake_slack: object, redis_store: RedisStore, clock: ManualClock):  # type: ignore[no-untyped-def]
     """Build bots under test sharing one fake Slack, Redis namespace and clock (two bots
     are two replicas)."""
+    from tests.iam_sandbox import SHIPPED_IAM
     from tests.slack_harness import BotUnderTest
 
     bots: list[BotUnderTest] = []
 
-    def make(charts: object = None, **settings: object) -> BotUnderTest:
+    def make(charts: object = None, iam: object = SHIPPED_IAM, **settings: object) -> BotUnderTest:
         store = RedisStore(redis_store.redis, namespace=redis_store.prefix.strip("{}"))
-        bot = BotUnderTest(fake_slack, store, clock, charts, **settings)  # type: ignore[arg-type]
+        bot = BotUnderTest(fake_slack, store, clock, charts, iam=iam, **settings)  # type: ignore[arg-type]
         bots.append(bot)
         return bot
 

@@ -14,9 +14,11 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+import redis
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 
 from aws_sandbox import SANDBOX_ACCOUNT_ID, SandboxMarket
+from aws_sandbox.iam_guard import IamGuard
 from aws_sandbox.redis_store import RedisMarketStore
 from bot.adapters.aws.accounts import SandboxAccounts
 from bot.adapters.aws.market import AwsClients, AwsMarket
@@ -40,6 +42,7 @@ from bot.services.usage import KINDS as USAGE_KINDS
 from bot.worker import Worker
 from handlers.commands import answered_in_ack
 from tests import slack_payloads as payloads
+from tests.iam_sandbox import SHIPPED_IAM
 from tests.slack_fake import FakeSlack
 
 SECRET = "test-signing-secret"
@@ -94,10 +97,16 @@ class BotUnderTest:
         store: RedisStore,
         clock: ManualClock,
         charts: ChartRenderer | None = None,
+        aws_redis: redis.Redis | None = None,
+        iam: IamGuard | None = SHIPPED_IAM,
         **settings: Any,
     ) -> None:
         """`charts` draws the cost chart; by default a canned PNG, at once (the chart
-        tests bring the real renderer, which starts a child process)."""
+        tests bring the real renderer, which starts a child process). `aws_redis`: where
+        the sandbox keeps what it sold, when not in the bot's Redis (a test that stops
+        the bot's Redis keeps AWS running). `iam`: the policies the bot's role has in the
+        sandbox, by default every one in deploy/; a call they would not allow is refused
+        as AWS would. None: no IAM (a test must say why)."""
         self.fake = fake
         self.clock = clock
         self.crashes = _Crashes()
@@ -120,15 +129,17 @@ class BotUnderTest:
         # The market keeps its purchases in the test's Redis namespace, as `serve` does, so
         # two bots on one namespace see (and count) the same purchases.
         namespace = store.prefix.strip("{}")
-        market_store = RedisMarketStore(store.redis, namespace, scope=SANDBOX_ACCOUNT_ID)
-        self.market = SandboxMarket(clock=clock, store=market_store)
+        aws_redis = aws_redis or store.redis
+        market_store = RedisMarketStore(aws_redis, namespace, scope=SANDBOX_ACCOUNT_ID)
+        self.market = SandboxMarket(clock=clock, store=market_store, iam=iam)
         accounts = SandboxAccounts(
             self.settings.accounts,
             self.settings.default_account,
             clock,
-            store.redis,
+            aws_redis,
             namespace,
             markets={SANDBOX_ACCOUNT_ID: self.market},
+            iam=iam,
         )
         clients: dict[str, AwsClients] = {}
 

@@ -7,7 +7,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bot.cli.output import settings_or_exit
-from bot.config import Settings, show_setting
+from bot.config import Settings
+from bot.config_values import show_setting
 
 
 def register(sub: Any) -> None:

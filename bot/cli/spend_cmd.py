@@ -5,14 +5,12 @@ the ledger's kept figures (bot/domain/money.py), every request of the month."""
 from __future__ import annotations
 
 import argparse
-import csv
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.blocks.money import LEGEND
 from bot.blocks.spend import row_money
-from bot.cli.output import console, fail, print_json, settings_or_exit
+from bot.cli.output import console, fail, print_json, settings_or_exit, write_csv
 from bot.domain.budgets import month_of, parse_month
 from bot.domain.ledger import SpendRow
 from bot.domain.money import dollars
@@ -153,11 +151,8 @@ def run_spend(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report_json(report))
     elif args.csv:
-        writer = csv.writer(sys.stdout)
-        writer.writerow(CSV_COLUMNS)
-        for r in report.rows:
-            doc = row_json(r)
-            writer.writerow(["" if doc[c] is None else doc[c] for c in CSV_COLUMNS])
+        docs = (row_json(r) for r in report.rows)
+        write_csv(CSV_COLUMNS, (["" if d[c] is None else d[c] for c in CSV_COLUMNS] for d in docs))
     else:
         _print_text(report)
     return 0

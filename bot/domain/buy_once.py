@@ -8,8 +8,10 @@
 3. An answer that leaves the outcome uncertain (a timeout, a reset, a 5xx) is never
    followed by another purchase call: the outcome is unknown and AWS is looked at again,
    at growing intervals, for `RECONCILE_FOR`; then a person decides.
-4. A job that finds an attempt still leased waits for the lease; one that finds it run
-   out (its worker died mid-call) reconciles, never buys.
+4. The attempt is marked sent just before the purchase call. A job that finds an
+   attempt still leased waits for the lease; one that finds it run out (its worker died
+   mid-call) reconciles, never buys, unless the attempt was surely never sent (the store
+   failed, or the worker died, before the call): then a new attempt is claimed as in 1.
 
 `next_step` says which of these a job is at; `look_again_at` when an unknown outcome is
 looked at next. The services apply them to a request's attempt or its extension's.

@@ -89,6 +89,11 @@ class PurchaseStarted(Event):
 
 
 @dataclass(frozen=True)
+class PurchaseSent(Event):
+    """The attempt's purchase call is about to go out: from now it may have bought."""
+
+
+@dataclass(frozen=True)
 class PurchaseRetrying(Event):
     """AWS throttled the attempt or could not be asked: nothing bought, tried again."""
 

@@ -42,11 +42,17 @@ def attempt_started(
     now: datetime,
     start_ahead: bool = False,
 ) -> Transition | None:
-    """approved -> purchasing (or a new attempt after a refused one), with the attempt
-    recorded before any AWS call: its offering, account, the amount approved, its lease
-    and its token. None unless the record is still as the job saw it (`seen_state`,
-    `seen_attempts`): then another worker won."""
+    """approved -> purchasing (or a new attempt after one that surely bought nothing:
+    refused by AWS, or whose call was never sent), with the attempt recorded before any
+    AWS call: its offering, account, the amount approved, its lease and its token. None
+    unless the record is still as the job saw it (`seen_state`, `seen_attempts`): then
+    another worker won; None too while the latest attempt may have bought (its call
+    sent, or not known to be unsent): that one is reconciled, never tried again."""
     if record.state is not seen_state or len(record.attempts) != seen_attempts:
+        return None
+    latest = record.attempt
+    settled = latest is None or bool(latest.refused) or latest.never_sent
+    if record.state is State.PURCHASING and not settled:
         return None
     assert record.choice is not None
     number = len(record.attempts) + 1
@@ -65,6 +71,7 @@ def attempt_started(
         lease_until=lease(now),
         token=token,
         start_ahead=start_ahead,
+        marks_sending=True,
     )
     return moved(
         record,
@@ -91,6 +98,19 @@ def bought(record: CapacityRecord, reservation: Reservation, now: datetime) -> T
         failure=failure,
         updated_at=now,
     )
+
+
+def attempt_sent(
+    record: CapacityRecord, attempt: PurchaseAttempt, offering_id: str | None, now: datetime
+) -> Transition | None:
+    """`attempt`'s purchase call is about to go out: marked sent, with the offering id
+    it buys (AWS may have renumbered the offering). From here the attempt may have
+    bought: it is reconciled, never tried anew. None when a later attempt began or the
+    request moved on: then the call must not be sent."""
+    if record.state is not State.PURCHASING or record.attempt != attempt:
+        return None
+    sent = attempt.model_copy(update={"sent_at": now, "offering_id": offering_id})
+    return moved(record, on.PurchaseSent(), attempts=(*record.attempts[:-1], sent))
 
 
 def attempt_refused(

@@ -60,9 +60,10 @@ class Reservation(_Frozen):
 
 
 class PurchaseAttempt(_Frozen):
-    """One try at buying, recorded on the request before any AWS call, so that a request
-    found in `purchasing` after a crash is reconciled (looked for in AWS) and never
-    bought again blindly."""
+    """One try at buying, recorded on the request before any AWS call, and marked sent
+    just before its purchase call, so that a request found in `purchasing` after a crash
+    is reconciled (looked for in AWS) when its call may have gone out and never bought
+    again blindly, and tried anew when it surely did not."""
 
     at: datetime
     kind: OptionKind
@@ -79,6 +80,17 @@ class PurchaseAttempt(_Frozen):
     # An ODCR asked at approval as a future-dated Capacity Reservation (StartDate): fixed
     # per attempt, so a re-send or a reconcile asks exactly what was asked.
     start_ahead: bool = False
+    # When its purchase call went out, written just before it is sent (`marks_sending`:
+    # this attempt records that moment). One marked but not sent surely bought nothing
+    # and is tried anew; any other is reconciled, never bought again. Attempts recorded
+    # before the mark existed carry neither field and count as maybe sent.
+    marks_sending: bool = False
+    sent_at: datetime | None = None
+
+    @property
+    def never_sent(self) -> bool:
+        """Its purchase call surely never left: nothing can have been bought by it."""
+        return self.marks_sending and self.sent_at is None
 
 
 class SlackMessage(_Frozen):

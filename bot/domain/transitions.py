@@ -157,9 +157,14 @@ def cleanup_answered(
     """A button on the prompt (the requester's) or on its escalation (the approvers'):
     nobody else answers, and only the requester says "not mine"."""
     mine = who.user == record.requester
-    if not mine and (choice is CleanupChoice.NOT_MINE or not who.is_approver):
+    if not mine and not who.is_approver:
         raise TransitionRefused(
             f"Only the requester of {record.id} or an approver can answer this."
+        )
+    if not mine and choice is CleanupChoice.NOT_MINE:
+        raise TransitionRefused(
+            f"Only the requester of {record.id} can say it is not theirs. As an approver, "
+            "choose Clean up now or Keep for a day."
         )
     if record.state is State.CLEANED_UP:
         raise TransitionRefused("Already cleaned up: nothing tagged for it is left.")

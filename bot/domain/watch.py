@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 
@@ -31,6 +32,37 @@ RHYTHM: tuple[tuple[timedelta, timedelta], ...] = (
     (timedelta(days=7), timedelta(minutes=15)),
 )
 FAR_ROUND = timedelta(hours=1)
+# The watch rounds' AWS calls are counted in windows of this length: at most
+# `WatchLimits.searches_per_window` searches in each, whatever the number of questions.
+SEARCH_WINDOW = timedelta(minutes=1)
+
+
+# The defaults of GPU_BOT_WATCHES_PER_PERSON, GPU_BOT_WATCHES_TOTAL and
+# GPU_BOT_WATCH_SEARCHES_PER_MINUTE: enough for a person's few needs at a time; a few
+# hundred people's in all; a tenth of a minute's refill of EC2's describe bucket (20 a
+# second), leaving the quotes and other teams' calls the rest.
+WATCHES_PER_PERSON = 20
+WATCHES_TOTAL = 500
+SEARCHES_PER_WINDOW = 10
+
+
+@dataclass(frozen=True)
+class WatchLimits:
+    """How many watches one person, and everyone, may have watching at once, and how many
+    offering searches the rounds make in a `SEARCH_WINDOW` (the rest wait their turn)."""
+
+    per_person: int
+    total: int
+    searches_per_window: int
+
+
+def search_window(now: datetime) -> int:
+    """The number of the `SEARCH_WINDOW` `now` falls in (counted from the epoch)."""
+    return int(now.timestamp() // SEARCH_WINDOW.total_seconds())
+
+
+def window_start(window: int) -> datetime:
+    return datetime.fromtimestamp(window * SEARCH_WINDOW.total_seconds(), tz=UTC)
 
 
 class WatchState(StrEnum):

@@ -20,6 +20,7 @@ logged for the operator, noted in the audit trail, and the requester is told by 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -154,14 +155,11 @@ class NotificationService:
         submitted = record.state not in BEFORE_SUBMISSION and record.state is not State.CANCELLED
         if record.approval_message is not None or submitted:
             jobs.append(CARD.job(record.id, now, RequestJob(request=record.id)))
-        told = told_key(record.id, record.state, len(record.attempts))
-        wants_telling = _told_here(record) or (
-            record.state is State.QUOTED and bool(record.failure)
-        )
+        told = tell_job(record, now)
         # `delivered`: told before deliveries were once-only (kept for records of then).
-        if wants_telling and not self.store.delivered(told):
-            payload = TellJob(request=record.id, state=record.state, attempts=len(record.attempts))
-            jobs.append(TELL.job(told.removeprefix("told:"), now, payload))
+        key = told_key(record.id, record.state, len(record.attempts))
+        if told is not None and not self.store.delivered(key):
+            jobs.append(told)
         if jobs:
             self.store.schedule_many(jobs)
             self.store.wake()
@@ -340,6 +338,18 @@ class NotificationService:
             if not refused.lasting:
                 raise
             log.error("could not tell %s (%s): Slack refused the DM: %s", user, key, refused.error)
+
+
+def tell_job(record: CapacityRecord, now: datetime) -> Job | None:
+    """The requester's message of the state `record` is in, when it is one they are told
+    of. Scheduled with the change itself (bot/services/reactions.py), so a state the
+    request leaves before the notify job reads it (approved, then payment pending at
+    once) is still told, as it was."""
+    if not (_told_here(record) or (record.state is State.QUOTED and bool(record.failure))):
+        return None
+    told = told_key(record.id, record.state, len(record.attempts))
+    payload = TellJob(request=record.id, state=record.state, attempts=len(record.attempts))
+    return TELL.job(told.removeprefix("told:"), now, payload)
 
 
 def _told_here(record: CapacityRecord) -> bool:

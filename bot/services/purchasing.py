@@ -1,15 +1,18 @@
 """Buying what was approved, exactly once, and following it to its end.
 
 The purchase job wins `approved -> purchasing` by compare-and-set and records the attempt
-(when, which offering, which account, its lease) before any AWS call. Just before buying
-it asks AWS whether it already holds the request's purchase (by tag or plan name): Redis
-keeps about the last second of writes at risk (AOF fsync every second), so an attempt
-record lost in a power cut must not become a second purchase. A purchase whose outcome is
-not certain (no answer, a 5xx, an answer to a re-send) is reconciled, never bought again:
-found, it goes on; not found, it is `purchase_unknown`, looked for again a few times, and
-a person decides. A request found in `purchasing` whose attempt outlived its lease is
-reconciled the same way. Following what was bought to its end is bot/services/tracking.py;
-what each change causes (people told, tracking) is in bot/services/reactions.py.
+(when, which offering, which account, its lease) before any AWS call, and marks it sent
+just before the purchase call. Just before buying it asks AWS whether it already holds
+the request's purchase (by tag or plan name): Redis keeps about the last second of
+writes at risk (AOF fsync every second), so an attempt record lost in a power cut must
+not become a second purchase. A purchase whose outcome is not certain (no answer, a 5xx,
+an answer to a re-send) is reconciled, never bought again: found, it goes on; not found,
+it is `purchase_unknown`, looked for again a few times, and a person decides. A request
+found in `purchasing` whose attempt outlived its lease is reconciled the same way when
+its call was (or may have been) sent; an attempt surely never sent (the store failed or
+the worker died before the call) bought nothing and is tried anew. Following what was
+bought to its end is bot/services/tracking.py; what each change causes (people told,
+tracking) is in bot/services/reactions.py.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from bot.domain.lifecycle import State
 from bot.domain.purchase import block_limit_refusal, offering_moved, purchase_tags
 from bot.domain.purchase_steps import MARKED_FAILED
 from bot.domain.recommendation import Quote
-from bot.domain.records import CapacityRecord, Reservation
+from bot.domain.records import CapacityRecord, PurchaseAttempt, Reservation
 from bot.services.actor import Actor, NotAllowed
 from bot.services.changes import Change, RequestChanges
 from bot.services.jobs import RetryLater
@@ -189,8 +192,8 @@ class PurchaseService:
         )
 
     def _buy(self, record: CapacityRecord) -> CapacityRecord | None:
-        attempt = record.attempt
-        assert attempt is not None
+        attempt = claimed = record.attempt
+        assert attempt is not None and claimed is not None
         fee: float | None = None
         try:
             # Look before you buy: AWS may hold this request's purchase already (an
@@ -222,10 +225,32 @@ class PurchaseService:
                     )
             order = self._order(record, fee)
             self.purchaser.dry_run(order)
-            reservation = self.purchaser.buy(order)
         except PurchaseError as error:
             return self._refused(record, error)
+        # A store that fails here leaves the attempt unsent: tried anew, never reconciled.
+        sent = self._mark_sent(claimed, record)
+        if sent is None:
+            log.warning("%s: a newer attempt or a person took over; not buying", record.id)
+            return self.store.get(record.id)
+        try:
+            reservation = self.purchaser.buy(order)
+        except PurchaseError as error:
+            return self._refused(sent, error)
         return self._record(record.id, reservation, "purchased")
+
+    def _mark_sent(self, claimed: PurchaseAttempt, record: CapacityRecord) -> CapacityRecord | None:
+        """Write that the purchase call of `claimed` (as stored; `record` carries the
+        offering id it buys) goes out now; None when the attempt is no longer the latest."""
+        attempt = record.attempt
+        assert attempt is not None
+        detail = f"attempt {len(record.attempts)}: the purchase call goes to AWS"
+
+        def sending(r: CapacityRecord) -> Change | None:
+            step = steps.attempt_sent(r, claimed, attempt.offering_id, self.clock.now())
+            return Change.of(step, "sending", BOT, detail)
+
+        saved, change = self.changes.apply(record.id, sending)
+        return saved if change is not None else None
 
     def _regions(self, record: CapacityRecord) -> list[str]:
         """Where Capacity Blocks are counted: the request's region and every region the
@@ -320,8 +345,8 @@ class PurchaseService:
         """Look in AWS for what the latest attempt bought; never buy."""
         attempt = record.attempt
         assert attempt is not None
-        if attempt.refused and record.state is State.PURCHASING:
-            # AWS refused that attempt for sure: a new one is safe.
+        if (attempt.refused or attempt.never_sent) and record.state is State.PURCHASING:
+            # AWS refused that attempt for sure, or its call never left: a new one is safe.
             won = self._begin_attempt(record)
             return self._buy(won) if won is not None else self.store.get(record.id)
         try:

@@ -40,7 +40,7 @@ from bot.services.jobs import (
     timeout_job_id,
     track_job,
 )
-from bot.services.notifications import CARD_REFUSED, CHART, CardRefusedJob
+from bot.services.notifications import CARD_REFUSED, CHART, CardRefusedJob, tell_job
 from bot.services.ports import Job, Metrics
 from bot.services.ports.metrics import NoMetrics
 from bot.services.purchasing import FIRST_POLL
@@ -81,8 +81,11 @@ def quote(event: Event, old: CapacityRecord | None, new: CapacityRecord, now: da
 
 
 def tell(_: Event, old: CapacityRecord | None, new: CapacityRecord, now: datetime) -> Jobs:
-    """The approval card and the requester are shown the request as it is now."""
-    return _schedule(notify_job(new.id, now))
+    """The approval card is shown the request as it is now; the requester is told of
+    the state it entered, by a job of its own written with the change (the notify job
+    reads the request later, when it may have moved on)."""
+    told = tell_job(new, now)
+    return _schedule(notify_job(new.id, now), *([told] if told else []))
 
 
 def tell_if_moved_on(
@@ -232,13 +235,14 @@ CAUSES: dict[type[Event], tuple[Cause, ...]] = {
     # on.CardPosted: the cost chart, when charts are drawn (`Reactions.__init__`).
 }
 # Events that cause nothing of their own: the quote job and the cleanup job tell people
-# themselves; a claim, a retry and a note are for the audit trail.
+# themselves; a claim, a purchase call sent, a retry and a note are for the audit trail.
 QUIET: frozenset[type[Event]] = frozenset(
     {
         on.Quoted,
         on.QuoteFailed,
         on.FoundByWatch,
         on.PurchaseStarted,
+        on.PurchaseSent,
         on.PurchaseRetrying,
         on.ExtensionCardPosted,
         on.ExtensionPurchaseStarted,

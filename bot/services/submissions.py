@@ -53,11 +53,13 @@ class SubmissionRules:
         if refusal:
             raise RequestError(refusal[0].upper() + refusal[1:] + ".", field="choice")
         now = self.clock.now()
-        # Never past the asked window's end: On-Demand or Spot approved after it buys nothing.
-        deadline = min(now + self.approval_timeout, record.request.end)
-        if chosen.offering is not None:
-            # An offering cannot wait: it starts when it starts. On-Demand and Spot can.
-            deadline = min(deadline, chosen.offering.start)
+        deadline = approval_deadline(
+            now + self.approval_timeout,
+            record.request.start,
+            record.request.end,
+            chosen.offering.start if chosen.offering is not None else None,
+            now,
+        )
         if record.request.end <= now:
             raise RequestError(
                 "The asked window has ended: quote again for a later start.", field="choice"
@@ -77,3 +79,24 @@ def submittable_by(record: CapacityRecord, user: str) -> Quote:
     if record.state is not State.QUOTED or record.quote is None:
         raise RequestError(f"Request {record.id} is {record.state.label} already.", "choice")
     return record.quote
+
+
+def approval_deadline(
+    timeout: datetime,
+    start: datetime,
+    end: datetime,
+    offering_start: datetime | None,
+    now: datetime,
+) -> datetime:
+    """When a request submitted `now` stops waiting for approvers: at `timeout`, and never
+    after what it asks for begins. An offering (Capacity Block, plan) starts when it
+    starts. An On-Demand, Spot or ODCR window starts when it was asked to: approved after
+    that, the hours between are lost and the requester was told to wait for a start that
+    has passed. A window asked to start at once (`from now`, or a start that passed while
+    the quote waited) can only be approved after its start: it waits at most until its
+    end, when approving it would buy nothing."""
+    if offering_start is not None:
+        return min(timeout, offering_start, end)
+    if start > now:
+        return min(timeout, start)
+    return min(timeout, end)

@@ -38,6 +38,8 @@ from bot.domain.watch import (
     better,
     match_key,
     next_round,
+    search_window,
+    window_start,
 )
 from bot.services.changes import Change, RequestChanges
 from bot.services.delivery import OnceOnly
@@ -103,6 +105,12 @@ class WatchRounds:
             if self.watches.retire_question(job.question, job.job):
                 return
             raise RetryLater(now + JOINED_WAIT, "a watch joined the question")
+        # At most so many searches a window, whatever the number of questions: a round
+        # without a turn now waits for the first window with room (spread, never dropped).
+        window = search_window(now)
+        turn = self.watches.search_turn(job.job, window, self.service.limits.searches_per_window)
+        if turn > window:
+            raise RetryLater(window_start(turn), "waiting for its turn to ask AWS")
         try:
             found = self.search.search(question, question.account, now)
         except SearchThrottled as exc:

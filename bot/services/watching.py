@@ -22,6 +22,7 @@ from bot.domain.watch import (
     STOPPED_BY_WATCHER,
     Question,
     Watch,
+    WatchLimits,
     WatchState,
     default_until,
     normalise_watch_id,
@@ -32,7 +33,7 @@ from bot.domain.watch_grammar import WatchAsk, parse_watch, render_watch
 from bot.services.jobs import JobKind, Retries, _Payload
 from bot.services.ports import Clock
 from bot.services.ports.jobs import Job
-from bot.services.ports.watches import WatchStore
+from bot.services.ports.watches import WatchesFull, WatchStore
 from bot.services.quoting import BROAD_REGIONS, QuoteService
 
 
@@ -82,6 +83,7 @@ class WatchService:
         catalog: Catalog,
         clock: Clock,
         is_approver: Callable[[str], bool],
+        limits: WatchLimits,
     ) -> None:
         """`is_approver(user) -> bool`: approvers see and stop everyone's watches."""
         self.watches = watches
@@ -89,6 +91,7 @@ class WatchService:
         self.catalog = catalog
         self.clock = clock
         self.is_approver = is_approver
+        self.limits = limits
 
     # --- asking ---------------------------------------------------------------------
 
@@ -188,13 +191,36 @@ class WatchService:
         )
 
     def create(self, made: Made) -> Watch:
-        """Store the checked watch and schedule the rounds of the questions nobody asked."""
+        """Store the checked watch and schedule the rounds of the questions nobody asked.
+        `WatchError` when the watcher, or everyone, has as many watches as allowed."""
         watch = made.watch.model_copy(update={"id": self.watches.next_watch_id()})
         now = self.clock.now()
         asked = [(q, _round_job(q, watch.id, now)) for q in made.asked]
         end = WATCH_END.job(watch.id, watch.until, WatchJob(watch=watch.id))
-        self.watches.create_watch(watch, asked, end)
+        try:
+            self.watches.create_watch(watch, asked, end, self.limits)
+        except WatchesFull as full:
+            raise WatchError(self._full(watch.watcher, full)) from None
         return watch
+
+    def _full(self, user: str, full: WatchesFull) -> str:
+        mine = self.live_of(user)
+        stop = (
+            f"Stop one with `/gpu unwatch {mine[-1].id}` (your oldest; `/gpu watches` lists "
+            "them all with Stop), then watch again."
+            if mine
+            else "Ask again when some have ended."
+        )
+        if full.per_person:
+            return (
+                f"you have {full.count} watches watching, the most one person may have "
+                f"({self.limits.per_person}). {stop}"
+            )
+        return (
+            f"the bot is watching {full.count} watches for everyone, the most it runs at "
+            f"once ({self.limits.total}); {len(mine)} of them are yours. {stop} Its "
+            "operators can raise GPU_BOT_WATCHES_TOTAL."
+        )
 
     # --- reading and stopping -------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.blocks.help import example_request
 from bot.blocks.text import when
-from bot.config import parse_config_duration
+from bot.config_values import parse_config_duration
 from bot.shell import payloads
 from bot.shell.console_api import COMMAND_CHANNEL, Ack, ConsoleSlack
 from bot.shell.instances import ShellInstances

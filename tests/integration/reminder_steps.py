@@ -10,20 +10,23 @@ from bot.domain.audit import BOT, AuditEntry
 from bot.domain.comparison import OptionKind
 from bot.domain.events import Tracked
 from bot.domain.lifecycle import State
+from bot.domain.purchase import purchase_tags
 from bot.domain.records import CapacityRecord, Choice, Reservation
 from bot.services.changes import Change
 from tests.factories import make_record
-from tests.slack_harness import REQUESTER, BotUnderTest
+from tests.slack_harness import APPROVER, REQUESTER, BotUnderTest
 from tests.unit.test_comparison import quote, req
 
 DM = "D" + REQUESTER[1:]
 
 
 def buy(bot: BotUnderTest, kind: OptionKind, request_id: str = "R1", days: int = 3) -> Reservation:
-    """Buy capacity for real from the sandbox market (so extensions and leftovers find it)
-    and record it as the purchase flow does: approved -> purchasing -> scheduled."""
+    """Buy capacity for real from the sandbox market (so extensions and leftovers find it),
+    tagged as the purchase flow tags it (the shipped IAM policies require the tags), and
+    record it as the purchase flow does: approved -> purchasing -> scheduled."""
     aws = bot.aws("us-east-1")
     now = bot.clock.now()
+    tags = purchase_tags(bot.settings.namespace, request_id, REQUESTER, [APPROVER])
     if kind is OptionKind.TRAINING_PLAN:
         offer = aws.sagemaker.search_training_plan_offerings(
             InstanceType="ml.p5.48xlarge",
@@ -35,6 +38,7 @@ def buy(bot: BotUnderTest, kind: OptionKind, request_id: str = "R1", days: int =
         arn = aws.sagemaker.create_training_plan(
             TrainingPlanName=f"gpu-bot-{request_id.lower()}",
             TrainingPlanOfferingId=offer["TrainingPlanOfferingId"],
+            Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
         )["TrainingPlanArn"]
         part = offer["ReservedCapacityOfferings"]
         start, end, zone, rid = part[0]["StartTime"], part[-1]["EndTime"], None, arn
@@ -49,6 +53,12 @@ def buy(bot: BotUnderTest, kind: OptionKind, request_id: str = "R1", days: int =
         bought = aws.ec2.purchase_capacity_block(
             CapacityBlockOfferingId=offer["CapacityBlockOfferingId"],
             InstancePlatform="Linux/UNIX",
+            TagSpecifications=[
+                {
+                    "ResourceType": "capacity-reservation",
+                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                }
+            ],
         )["CapacityReservation"]
         start, end = bought["StartDate"], bought["EndDate"]
         zone, rid, fee = (

@@ -19,6 +19,7 @@ from bot.domain.buy_once import ATTEMPT_LEASE
 from bot.domain.comparison import OptionKind
 from bot.domain.extension import ExtensionStatus
 from bot.domain.lifecycle import State
+from bot.domain.purchase import TAG_NAMESPACE, TAG_REQUEST
 from bot.services.actor import Actor
 from bot.services.extensions import ExtensionJob
 from bot.services.jobs import RetryLater
@@ -246,6 +247,47 @@ def test_a_block_whose_answer_was_lost_is_bought_once_and_reconciled(make_bot, f
     assert market(bot).purchase_calls() == 1 and market(bot).bought()["capacity-block"] == 1
     actions = [e.action for e in bot.services.store.audit(request_id)]
     assert "purchase unknown" in actions and "reconciled" in actions
+
+
+def test_a_lost_answer_is_reconciled_by_the_tags_read_from_the_answer(make_bot) -> None:  # type: ignore[no-untyped-def]
+    """DescribeCapacityReservations documents no tag filter (the sandbox refuses one), so
+    reconciling reads every reservation's Tags: one of another deployment with the same
+    request id, and one of ours for another request, are not taken for this purchase."""
+    bot = make_bot()
+    request_id = approved(bot, "capacity-block")
+    ec2 = bot.services.accounts.clients(None, "us-east-1").ec2  # type: ignore[attr-defined]
+    ns = bot.settings.namespace
+    decoys = {
+        ec2.create_capacity_reservation(
+            InstanceType="p5.48xlarge",
+            InstancePlatform="Linux/UNIX",
+            AvailabilityZone="us-east-1b",
+            InstanceCount=1,
+            TagSpecifications=[
+                {
+                    "ResourceType": "capacity-reservation",
+                    "Tags": [
+                        {"Key": TAG_REQUEST, "Value": rid},
+                        {"Key": TAG_NAMESPACE, "Value": namespace},
+                    ],
+                }
+            ],
+        )["CapacityReservation"]["CapacityReservationId"]
+        for rid, namespace in ((request_id, "another-deployment"), ("R999", ns))
+    }
+    before = market(bot).purchase_calls()  # the decoys were bought too
+    market(bot).conditions.lose_answers(
+        "PurchaseCapacityBlock", AnswerFault.READ_TIMEOUT, shown_after=timedelta(seconds=30)
+    )
+    bot.wait()
+    assert bot.record(request_id).state is State.PURCHASE_UNKNOWN
+    at(bot, bot.clock.now() + MIN)
+    record = bot.record(request_id)
+    assert record.state is State.PAYMENT_PENDING and record.reservation is not None
+    assert record.reservation.id not in decoys
+    (block,) = ec2.describe_capacity_blocks()["CapacityBlocks"]
+    assert record.reservation.id in block["CapacityReservationIds"]
+    assert market(bot).purchase_calls() == before + 1
 
 
 @pytest.mark.parametrize("kind", [OptionKind.CAPACITY_BLOCK, OptionKind.TRAINING_PLAN])

@@ -282,6 +282,14 @@ MALFORMED = {
         {"type": "app_home_opened", "user": "U1", "tab": ["home"]}
     ),
     "another event with an integer user": payloads.event({"type": "message", "user": 7}),
+    "app_home_opened with a 10,000-character user id": payloads.event(
+        {"type": "app_home_opened", "user": "U" + "A" * 9_999}
+    ),
+    "slash command with a 10,000-character user_id": payloads.slash_command(
+        "help", "U" + "A" * 9_999, "http://127.0.0.1:9/"
+    ),
+    "click by a 10,000-character user id": (_click(user={"id": "U" + "A" * 9_999}), FORM),
+    "click by a user id that is a formula": (_click(user={"id": "=HYPERLINK(1)"}), FORM),
     "authorizations that is text": (
         json.dumps(
             {
@@ -305,6 +313,19 @@ def test_malformed_requests_get_401_unsigned_and_400_signed_without_a_traceback(
     assert "error" in json.loads(text)
     assert served.health()[0] == 200
     assert "Traceback" not in served.output()
+
+
+def test_a_signed_event_with_a_10000_character_user_id_is_refused_saying_why(
+    served: Served,
+) -> None:
+    body, ctype = payloads.event({"type": "app_home_opened", "user": "U" + "A" * 9_999})
+    status, text, _ = served.post(body, ctype)
+    assert status == 400
+    error = json.loads(text)["error"]
+    assert "is not a Slack user id" in error and "at most 32 characters" in error, error
+    assert "this one has 10000" in error and "AAAAAAAAAA" not in error
+    body, ctype = payloads.event({"type": "app_home_opened", "user": "U0REQUESTER"})
+    assert served.post(body, ctype)[0] == 200
 
 
 def test_a_signed_non_numeric_timestamp_gets_400(served: Served) -> None:

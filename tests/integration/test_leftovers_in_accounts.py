@@ -15,6 +15,7 @@ from bot.domain.catalog import default_catalog
 from bot.domain.cleanup import LeftoverKind
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
+from bot.domain.purchase import TAG_NAMESPACE
 from bot.domain.records import CapacityRecord, Reservation
 from tests.factories import make_record
 from tests.slack_harness import BotUnderTest
@@ -23,7 +24,8 @@ RESEARCH_ROLE = "arn:aws:iam::111122223333:role/gpu-bot"
 
 
 def _odcr(bot: BotUnderTest, account: str, request_id: str) -> dict[str, Any]:
-    """An open-ended reservation, tagged for the request: it bills until cancelled."""
+    """An open-ended reservation, tagged for the request as the purchase flow tags it: it
+    bills until cancelled."""
     ec2 = bot.services.accounts.clients(account, "us-east-1").ec2  # type: ignore[attr-defined]
     return dict(
         ec2.create_capacity_reservation(
@@ -35,7 +37,10 @@ def _odcr(bot: BotUnderTest, account: str, request_id: str) -> dict[str, Any]:
             TagSpecifications=[
                 {
                     "ResourceType": "capacity-reservation",
-                    "Tags": [{"Key": REQUEST_TAG, "Value": request_id}],
+                    "Tags": [
+                        {"Key": REQUEST_TAG, "Value": request_id},
+                        {"Key": TAG_NAMESPACE, "Value": bot.settings.namespace},
+                    ],
                 }
             ],
         )["CapacityReservation"]

@@ -17,6 +17,7 @@ from bot.adapters.aws.aftercare import REQUEST_TAG
 from bot.blocks.ids import ActionId
 from bot.domain.lifecycle import State
 from tests.aws_cli import cli_params
+from tests.iam_sandbox import as_someone_else
 from tests.integration.test_purchasing import BLOCK, approve
 from tests.integration.test_slack_flow import submitted
 from tests.slack_harness import REQUESTER, BotUnderTest
@@ -191,9 +192,11 @@ def test_the_256_limit_counts_blocks_in_every_region_the_bot_buys_in(make_bot) -
         offer = west.describe_capacity_block_offerings(
             InstanceType="p5.48xlarge", InstanceCount=count, CapacityDurationHours=24
         )["CapacityBlockOfferings"][0]
-        west.purchase_capacity_block(
-            CapacityBlockOfferingId=offer["CapacityBlockOfferingId"], InstancePlatform="Linux/UNIX"
-        )
+        with as_someone_else(bot):  # blocks the organisation bought without the bot
+            west.purchase_capacity_block(
+                CapacityBlockOfferingId=offer["CapacityBlockOfferingId"],
+                InstancePlatform="Linux/UNIX",
+            )
     before = bot.purchase_calls()
     request_id = submitted(bot, BLOCK)  # 2 more in us-east-1: 257
     approve(bot, request_id)

@@ -17,7 +17,14 @@ from bot.domain.lifecycle import State
 from bot.services.notifications import card_key
 from bot.worker import Worker
 from tests.integration.test_slack_flow import action_ids, quoted, submit_form, submitted
-from tests.slack_harness import APPROVAL_CHANNEL, APPROVER, OUTSIDER, REQUESTER, BotUnderTest
+from tests.slack_harness import (
+    APPROVAL_CHANNEL,
+    APPROVER,
+    APPROVER_2,
+    OUTSIDER,
+    REQUESTER,
+    BotUnderTest,
+)
 
 
 def cards(bot: BotUnderTest) -> list[dict[str, object]]:
@@ -172,3 +179,23 @@ def test_a_copy_of_the_card_the_bot_lost_track_of_loses_its_buttons_when_clicked
     bot.approve(request_id, APPROVER)
     bot.wait()
     assert len(bot.fake.of("chat.update")) == before
+
+
+def test_the_requester_hears_approved_even_when_the_purchase_moved_on_first(make_bot) -> None:  # type: ignore[no-untyped-def]
+    """With two approvers the last approval schedules the purchase and the notify job at
+    the same moment; a purchase that runs first moves the request to payment pending
+    before the notify job reads it. The requester still hears "approved" (with both
+    approvers), and then "payment pending", once each."""
+    bot = make_bot(second_approval_usd=1000)
+    request_id = submitted(bot)
+    bot.approve(request_id, APPROVER)
+    bot.wait()
+    bot.approve(request_id, APPROVER_2)
+    assert bot.services.after_ack.wait_idle(20)
+    assert bot.record(request_id).state is State.APPROVED
+    bot.services.purchases.run_purchase(request_id)  # before any other due job
+    assert bot.record(request_id).state is State.PAYMENT_PENDING
+    bot.wait()
+    approved = [t for t in dms(bot) if "was approved by" in t]
+    assert len(approved) == 1 and APPROVER in approved[0] and APPROVER_2 in approved[0]
+    assert sum("payment" in t.lower() for t in dms(bot)) == 1

@@ -19,6 +19,7 @@ from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
 from bot.domain.purchase import TAG_APPROVERS, TAG_NAMESPACE, TAG_REQUEST, plan_name
 from tests import slack_payloads as payloads
+from tests.iam_sandbox import as_someone_else
 from tests.integration.test_slack_flow import action_ids, submitted
 from tests.slack_harness import APPROVER, REQUESTER, BotUnderTest
 
@@ -72,9 +73,11 @@ def test_a_capacity_block_is_bought_tagged_and_followed_to_its_end(make_bot) -> 
     assert reservation.id.startswith("cr-") and reservation.instances == 2
     assert reservation.fee_usd == record.choice.total_usd  # type: ignore[union-attr]
     ec2 = bot.services.accounts.clients(None, "us-east-1").ec2  # type: ignore[attr-defined]
-    (raw,) = ec2.describe_capacity_reservations(
-        Filters=[{"Name": f"tag:{TAG_REQUEST}", "Values": [request_id]}]
-    )["CapacityReservations"]
+    (raw,) = [
+        r
+        for r in ec2.describe_capacity_reservations()["CapacityReservations"]
+        if {"Key": TAG_REQUEST, "Value": request_id} in r["Tags"]
+    ]
     tags = {t["Key"]: t["Value"] for t in raw["Tags"]}
     assert tags[TAG_APPROVERS] == APPROVER and tags[TAG_NAMESPACE] == bot.settings.namespace
     assert bot.purchase_calls() == 1
@@ -236,10 +239,11 @@ def test_a_plan_name_taken_by_someone_else_is_not_ours(make_bot) -> None:  # typ
     offering = bot.record(request_id).chosen_offering
     assert offering is not None
     sagemaker = bot.services.accounts.clients(None, "us-east-1").sagemaker  # type: ignore[attr-defined]
-    sagemaker.create_training_plan(
-        TrainingPlanName=plan_name(bot.settings.namespace, request_id, 1),
-        TrainingPlanOfferingId=offering.offering_id,
-    )
+    with as_someone_else(bot):
+        sagemaker.create_training_plan(
+            TrainingPlanName=plan_name(bot.settings.namespace, request_id, 1),
+            TrainingPlanOfferingId=offering.offering_id,
+        )
     approve(bot, request_id)
     record = bot.record(request_id)
     assert record.state is State.QUOTED
@@ -402,9 +406,11 @@ def _fill(bot: BotUnderTest, account: str, counts: list[int]) -> None:
         offer = ec2.describe_capacity_block_offerings(
             InstanceType="p5.48xlarge", InstanceCount=count, CapacityDurationHours=24 * (i + 1)
         )["CapacityBlockOfferings"][0]
-        ec2.purchase_capacity_block(
-            CapacityBlockOfferingId=offer["CapacityBlockOfferingId"], InstancePlatform="Linux/UNIX"
-        )
+        with as_someone_else(bot):
+            ec2.purchase_capacity_block(
+                CapacityBlockOfferingId=offer["CapacityBlockOfferingId"],
+                InstancePlatform="Linux/UNIX",
+            )
 
 
 def test_the_256_instance_limit_is_counted_across_accounts_from_aws(make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -283,10 +283,14 @@ def test_not_mine_goes_to_the_approvers(make_bot) -> None:  # type: ignore[no-un
     assert len(escalations) == 1
     assert "says it is not theirs" in str(bot.fake.of("chat.postMessage")[-1].blocks())
     assert "cleanup-not-mine" in audit_actions(bot)
-    # An approver cannot say "not mine" for the requester.
-    bot.click(ActionId.CLEANUP_NOT_MINE.value, "R1", APPROVER)
+    # An approver cannot say "not mine" for the requester, and is told why, not that
+    # only an approver may answer.
+    _, token = bot.click(ActionId.CLEANUP_NOT_MINE.value, "R1", APPROVER)
     bot.wait()
     assert audit_actions(bot).count("cleanup-not-mine") == 1
+    refusal = str(bot.responses(token)[-1]["text"])
+    assert "Only the requester of R1 can say it is not theirs" in refusal, refusal
+    assert "Clean up now or Keep for a day" in refusal and "or an approver" not in refusal
     # Handed to the approvers, it waits in their list until one of them decides.
     handed = [ActionId.CLEANUP_NOW.value, ActionId.CLEANUP_KEEP.value]
     assert _waiting_buttons(bot) == handed

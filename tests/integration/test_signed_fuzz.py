@@ -312,6 +312,14 @@ SEEN_BREAKING = [
         "application/json",
     ),  # and its hint for an unhandled function_executed reads event.function.callback_id
     (urlencode(slash_command("help", "ftp://x") | {"authorizations": "null"}), FORM),
+    # Bolt's context reads len(response_urls) whenever the key is there.
+    (
+        json.dumps(event_callback({"type": "app_mention"}) | {"response_urls": None}),
+        "application/json",
+    ),
+    # A form's input value that is not text: the listener read it as text.
+    _form(view_payload("view_submission", CallbackId.RESERVE_FORM.value, "count", 1, "ftp://x")),
+    _form(view_payload("view_submission", CallbackId.SUBMIT.value, "reason", {}, "ftp://x")),
 ]
 
 

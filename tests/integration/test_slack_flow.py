@@ -164,6 +164,7 @@ def test_approval_updates_the_card_in_place_and_tells_the_requester(make_bot) ->
         "posted",
         "approved",
         "purchasing",
+        "sending",  # the attempt marked sent just before the purchase call
         "purchased",
     ]
     assert audit[4].actor == APPROVER
@@ -474,6 +475,23 @@ def test_the_deadline_is_never_after_the_offering_starts(make_bot) -> None:  # t
     record = bot.record(request_id)
     offering = record.chosen_offering
     assert offering is not None and record.approval_deadline == offering.start
+
+
+def test_an_on_demand_deadline_is_never_after_its_window_starts(make_bot) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    bot = make_bot(approval_timeout=timedelta(days=30))
+    request_id = submitted(bot, "1x g5.12xlarge 1d from 2026-12-14 ec2", pick="on-demand:0")
+    record = bot.record(request_id)
+    assert record.chosen_offering is None and record.request.start > bot.clock.now()
+    assert record.approval_deadline == record.request.start
+    assert bot.services.store.due_at(f"timeout:{request_id}") == record.request.start
+    bot.clock.set(record.request.start + timedelta(minutes=1))
+    bot.wait()
+    assert bot.record(request_id).state is State.TIMED_OUT
+    bot.approve(request_id, APPROVER)
+    bot.wait()
+    assert bot.record(request_id).state is State.TIMED_OUT
 
 
 # --- Slack down: people are told later, and only what is true now -----------------------

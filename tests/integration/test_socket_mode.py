@@ -19,6 +19,7 @@ from bot.adapters.store import RedisStore
 from bot.adapters.store.connect import open_redis
 from bot.blocks.ids import ActionId, CallbackId, FormBlock
 from bot.domain.lifecycle import State
+from bot.front import UNAVAILABLE
 from bot.server import serve_socket_mode
 from tests import slack_payloads as payloads
 from tests.conftest import start_redis_server
@@ -175,4 +176,46 @@ def test_with_redis_hanging_socket_mode_acks_within_slacks_limit(
         slack.close()
         bot.close()
         proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_with_redis_down_socket_mode_acks_saying_to_try_again(
+    fake_slack: FakeSlack, clock: ManualClock, namespace: str
+) -> None:
+    """A listener that finds the store down before its ack (connection refused, at once,
+    well within the deadline) is not a 500 Slack would show as its own failure: its
+    envelope is acked with the "could not reach its database, try again in a minute"
+    answer, a form's on the form."""
+    proc, url, _port, _dir = start_redis_server()
+    bot = BotUnderTest(fake_slack, RedisStore(open_redis(url), namespace=namespace), clock)
+    bot.expect_crashes()
+    slack = FakeSocketMode()
+    bot.fake.socket_url = slack.url
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=serve_socket_mode, args=(bot.app, APP_TOKEN, stop, 0.5), name="socket", daemon=True
+    )
+    thread.start()
+    try:
+        slack.wait_connections(1)
+        proc.kill()
+        proc.wait(timeout=10)
+        form = payloads.view_submission(
+            CallbackId.SUBMIT.value,
+            {
+                FormBlock.CHOICE.value: payloads.select("capacity-block:0"),
+                FormBlock.REASON.value: payloads.text_input("launch load test"),
+            },
+            REQUESTER,
+            json.dumps({"request": "R1", "response_url": "http://x/"}),
+        )
+        ack = slack.wait_ack(slack.send("interactive", _interactive(form)))
+        (error,) = ack["payload"]["errors"].values()
+        assert error == UNAVAILABLE[:150]  # Slack's limit on a block's error
+    finally:
+        stop.set()
+        thread.join(10)
+        slack.close()
+        bot.close()
+        proc.kill()
         proc.wait(timeout=10)

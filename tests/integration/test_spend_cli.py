@@ -109,3 +109,29 @@ def test_a_team_with_a_budget_and_nothing_spent_is_listed_at_0(
         0.0,
         9000.0,
     )
+
+
+FORMULAS = ('=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\t=1")
+
+
+def test_csv_neutralises_formulas_in_every_text_cell(
+    stored: RedisStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A requester (and so team) whose id starts as a formula is written as text: OWASP's
+    single quote in front. Numbers, negative ones too, stay numbers."""
+    for n, requester in enumerate(FORMULAS, start=4):
+        record = bought(f"R{n}", 100.0 + n, datetime(2026, 11, 10, tzinfo=UTC)).model_copy(
+            update={"requester": requester}
+        )
+        entry = AuditEntry(record.id, "test", "seeded", "", record.state.value, record.created_at)
+        stored.create(record, entry)
+    assert main(["spend", "--month", "2026-11", "--csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    head = rows[0]
+    cells = [dict(zip(head, row, strict=True)) for row in rows[1:]]
+    written = {c["requester"] for c in cells if c["request"] != "R3"}
+    assert written == {"'" + f for f in FORMULAS}
+    assert {c["team"] for c in cells if c["request"] != "R3"} == written
+    for cell in (v for row in rows for v in row):
+        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+    assert all(float(c["paid_usd"]) > 0 for c in cells)

@@ -12,6 +12,7 @@ from typing import Any
 from bot.blocks.ids import ActionId
 from bot.domain.comparison import OptionKind
 from bot.domain.lifecycle import State
+from bot.domain.purchase import TAG_NAMESPACE
 from bot.domain.records import Reservation, SlackMessage
 from bot.services.jobs import RetryLater
 from bot.services.ports import Measure, Target
@@ -182,7 +183,10 @@ def _odcr(bot: BotUnderTest, request_id: str = "R1") -> Reservation:
         TagSpecifications=[
             {
                 "ResourceType": "capacity-reservation",
-                "Tags": [{"Key": TAG, "Value": request_id}],
+                "Tags": [
+                    {"Key": TAG, "Value": request_id},
+                    {"Key": TAG_NAMESPACE, "Value": bot.settings.namespace},
+                ],
             }
         ],
     )["CapacityReservation"]

@@ -18,7 +18,7 @@ import pytest
 from bot.adapters.store import RedisStore
 from bot.adapters.store.watches import RedisWatches
 from bot.domain.audit import BOT, AuditEntry
-from bot.domain.watch import BETTER_BY, Sent, Watch, WatchState
+from bot.domain.watch import BETTER_BY, Sent, Watch, WatchLimits, WatchState
 from bot.services.ports import Job
 from tests.factories import NOW, make_request
 
@@ -37,7 +37,7 @@ def watches(redis_store: RedisStore) -> RedisWatches:
         created_at=NOW,
     )
     end = Job(id="watch-end:W1", kind="watch-end", due=START, payload={"watch": "W1"})
-    made.create_watch(watch, [], end)
+    made.create_watch(watch, [], end, WatchLimits(per_person=1, total=1, searches_per_window=1))
     return made
 
 

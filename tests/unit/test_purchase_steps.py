@@ -109,6 +109,42 @@ def test_a_refused_attempt_is_marked_once_and_not_after_a_new_one_began() -> Non
     assert steps.attempt_refused(newer.record, attempt, "throttled") is None
 
 
+def test_an_attempt_marked_sent_is_never_tried_anew_and_one_never_sent_is() -> None:
+    record = started()
+    attempt = record.attempts[-1]
+    assert attempt.never_sent
+    later = NOW + ATTEMPT_LEASE + timedelta(minutes=1)
+    # Never sent (the store failed before the call): a new attempt is safe.
+    again = steps.attempt_started(record, State.PURCHASING, 1, "gpu", "default", later)
+    assert again is not None and len(again.record.attempts) == 2
+    # Marked sent (with the offering id AWS renumbered it to): reconciled, never again.
+    step = allowed(record, steps.attempt_sent(record, attempt, "cb-2", NOW))
+    assert isinstance(step.event, on.PurchaseSent) and step.record.state is State.PURCHASING
+    sent = step.record.attempts[-1]
+    assert sent.sent_at == NOW and sent.offering_id == "cb-2" and not sent.never_sent
+    assert steps.attempt_started(step.record, State.PURCHASING, 1, "gpu", "default", later) is None
+
+
+def test_an_attempt_recorded_before_sends_were_marked_counts_as_maybe_sent() -> None:
+    record = started()
+    old = record.attempts[-1].model_copy(update={"marks_sending": False})
+    record = record.model_copy(update={"attempts": (old,)})
+    assert not old.never_sent
+    later = NOW + ATTEMPT_LEASE + timedelta(minutes=1)
+    assert steps.attempt_started(record, State.PURCHASING, 1, "gpu", "default", later) is None
+
+
+def test_a_call_is_not_marked_sent_once_a_newer_attempt_began() -> None:
+    record = started()
+    attempt = record.attempts[-1]
+    later = NOW + ATTEMPT_LEASE + timedelta(minutes=1)
+    newer = steps.attempt_started(record, State.PURCHASING, 1, "gpu", "default", later)
+    assert newer is not None
+    assert steps.attempt_sent(newer.record, attempt, "cb-1", later) is None
+    gone = record.model_copy(update={"state": State.QUOTED})
+    assert steps.attempt_sent(gone, attempt, "cb-1", later) is None
+
+
 def test_a_requote_drops_the_approvals_and_says_nothing_was_bought() -> None:
     record = started()
     step = allowed(record, steps.requoted(record, None, "the offering is gone", NOW))

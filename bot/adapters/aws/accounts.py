@@ -20,6 +20,7 @@ from bot.services.ports import Clock
 
 if TYPE_CHECKING:
     from aws_sandbox import SandboxMarket
+    from aws_sandbox.iam_guard import IamGuard
 
 # Refresh assumed-role credentials this long before AWS says they expire.
 REFRESH_MARGIN = timedelta(minutes=5)
@@ -144,8 +145,11 @@ class SandboxAccounts(AccountClients):
         client: redis.Redis | None = None,
         namespace: str = "gpu",
         markets: Mapping[str, SandboxMarket] | None = None,
+        iam: IamGuard | None = None,
     ) -> None:
-        """`markets`: account id -> a market to use for it (tests bring their own)."""
+        """`markets`: account id -> a market to use for it (tests bring their own).
+        `iam`: the IAM policies the bot's role has in each account it opens a market for."""
+        self._iam = iam
         from aws_sandbox import SANDBOX_ACCOUNT_ID, sandbox_client
         from bot.adapters.aws.sandboxed import sandbox_clients
 
@@ -177,7 +181,7 @@ class SandboxAccounts(AccountClients):
                     else InMemoryMarketStore()
                 )
                 self._markets[account_id] = SandboxMarket(
-                    self._clock, store=store, account_id=account_id
+                    self._clock, store=store, account_id=account_id, iam=self._iam
                 )
             return self._markets[account_id]
 

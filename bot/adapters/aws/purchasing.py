@@ -279,13 +279,20 @@ class AwsPurchaser:
         return None
 
     def _find_reservation(self, clients: AwsClients, order: Order) -> Reservation | None:
+        """The reservation carrying this request's tags. DescribeCapacityReservations
+        documents no tag filter (only type, state, dates and the like:
+        https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeCapacityReservations.html),
+        so the answer is narrowed by the documented `instance-type` and read for `Tags`."""
         request_id = order.tags.get(TAG_REQUEST, "")
         paginator = clients.ec2.get_paginator("describe_capacity_reservations")
         for page in paginator.paginate(
-            Filters=[{"Name": f"tag:{TAG_REQUEST}", "Values": [request_id]}]
+            Filters=[{"Name": "instance-type", "Values": [order.instance_type]}]
         ):
             for raw in page.get("CapacityReservations", []):
-                if _tags(raw).get(TAG_NAMESPACE) == order.tags.get(TAG_NAMESPACE):
+                tags = _tags(raw)
+                if tags.get(TAG_REQUEST) == request_id and tags.get(
+                    TAG_NAMESPACE
+                ) == order.tags.get(TAG_NAMESPACE):
                     return _ec2_reservation(order.kind, order.account, order.region, raw)
         if order.kind is OptionKind.CAPACITY_BLOCK:
             # DescribeCapacityBlocks documents no tag:KEY filter: match its tags here.
@@ -363,11 +370,12 @@ class AwsPurchaser:
         found: list[tuple[str | None, Reservation]] = []
         for region in dict.fromkeys(regions):
             clients = self._clients(account, region)
+            # No tag filter is documented for this call: every reservation, read for Tags.
             paginator = clients.ec2.get_paginator("describe_capacity_reservations")
-            for page in paginator.paginate(
-                Filters=[{"Name": f"tag:{TAG_NAMESPACE}", "Values": [namespace]}]
-            ):
+            for page in paginator.paginate():
                 for raw in page.get("CapacityReservations", []):
+                    if _tags(raw).get(TAG_NAMESPACE) != namespace:
+                        continue
                     kind = (
                         OptionKind.CAPACITY_BLOCK
                         if raw.get("ReservationType") == "capacity-block"

@@ -235,6 +235,30 @@ def _bad_interaction(data: dict[str, Any]) -> Refusal | None:
         for block in state.get("values", {}).values():
             if not isinstance(block, dict) or not all(isinstance(e, dict) for e in block.values()):
                 return _bad("a view state value is not an object")
+            for element in block.values():
+                problem = _element_problem(element)
+                if problem:
+                    return _bad(problem)
         if not isinstance(view.get("private_metadata", ""), str):
             return _bad("view.private_metadata is not text")
+    return None
+
+
+# What an input's state carries, as Slack sends it: text (or null) for a text input,
+# date and time pickers, an option object with a text value for a select, a list of them
+# for checkboxes (https://api.slack.com/reference/interaction-payloads/views,
+# https://api.slack.com/reference/block-kit/block-elements).
+_ELEMENT_TEXT = ("type", "value", "selected_date", "selected_time")
+
+
+def _element_problem(element: dict[str, Any]) -> str | None:
+    for key in _ELEMENT_TEXT:
+        if not isinstance(element.get(key), str | None):
+            return f"a view state's {key} is not text"
+    options = element.get("selected_options")
+    chosen = [element.get("selected_option"), *(options if isinstance(options, list) else [])]
+    if not isinstance(options, list | None) or not all(
+        o is None or (isinstance(o, dict) and isinstance(o.get("value"), str)) for o in chosen
+    ):
+        return "a view state's selected option is not an option with a text value"
     return None

@@ -32,6 +32,12 @@ NESTED = ("event", "message", "previous_message", "item", "assistant_thread", "c
 LISTS = ("authorizations", "actions", "response_urls")
 # Bolt stops reading a payload's ids this deep (event -> message -> ...).
 MAX_NESTING = 4
+# A user id names the person everything is stored, shown and written under (records,
+# Redis keys, DMs, the spend CSV). Slack's are a U or W and upper-case letters and digits,
+# about 9 to 11 long (Slack says they may grow, so the bound leaves room): anything else in
+# a signed payload is refused before a listener keeps it.
+MAX_USER_ID_CHARS = 32
+_USER_KEYS = ("user_id", "user")
 
 
 def shape_problem(payload: dict[str, Any], where: str = "payload") -> str | None:
@@ -45,6 +51,10 @@ def shape_problem(payload: dict[str, Any], where: str = "payload") -> str | None
             return f"{where}.event is not an object"
         if "function" in event and not isinstance(event["function"], dict):
             return f"{where}.event.function is not an object"
+    # Bolt reads `len(body["response_urls"])` whenever the key is there (with no
+    # response_url beside it): a null breaks that too.
+    if "response_urls" in payload and not isinstance(payload["response_urls"], list):
+        return f"{where}.response_urls is not a list"
     return _problem(payload, where, 0)
 
 
@@ -54,6 +64,14 @@ def _problem(node: dict[str, Any], where: str, depth: int) -> str | None:
     for key in TEXT:
         if not isinstance(node.get(key), str | None):
             return f"{where}.{key} is not text"
+    for key in _USER_KEYS:
+        value = node.get(key)
+        found = value.get("id") if isinstance(value, dict) else value
+        if isinstance(found, str) and found and not is_user_id(found):
+            return (
+                f"{where}.{key} is not a Slack user id (U or W, then upper-case letters and "
+                f"digits, at most {MAX_USER_ID_CHARS} characters; this one has {len(found)})"
+            )
     for key in ID_OR_OBJECT:
         value = node.get(key)
         if isinstance(value, dict):
@@ -96,3 +114,13 @@ def _view_problem(node: dict[str, Any], where: str) -> str | None:
         if not isinstance(view.get(key), str | None):
             return f"{where}.view.{key} is not text"
     return None
+
+
+def is_user_id(value: str) -> bool:
+    return (
+        2 <= len(value) <= MAX_USER_ID_CHARS
+        and value[0] in "UW"
+        and value.isascii()
+        and value.isalnum()
+        and value == value.upper()
+    )

@@ -27,5 +27,11 @@ def open_redis(url: str) -> redis.Redis:
     )
 
 
+def unreachable(exc: BaseException) -> bool:
+    """The store could not be reached (Redis down, restarting or not answering in time),
+    as opposed to a bug: what is answered "try again in a minute"."""
+    return isinstance(exc, (redis.ConnectionError, redis.TimeoutError))
+
+
 def open_store(url: str, namespace: str = "gpu") -> RedisStore:
     return RedisStore(open_redis(url), namespace=namespace)

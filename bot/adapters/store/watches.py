@@ -10,8 +10,16 @@ from typing import cast
 from bot.adapters.store.base import RedisBase, epoch
 from bot.adapters.store.job_queue import encode_job
 from bot.domain.audit import AuditEntry
-from bot.domain.watch import Question, Seen, Sent, Watch, WatchState, watch_number
-from bot.services.ports import Job
+from bot.domain.watch import (
+    Question,
+    Seen,
+    Sent,
+    Watch,
+    WatchLimits,
+    WatchState,
+    watch_number,
+)
+from bot.services.ports import Job, WatchesFull
 
 
 class RedisWatches:
@@ -25,7 +33,13 @@ class RedisWatches:
     def next_watch_id(self) -> str:
         return f"W{int(self.redis.incr(self._k('watch-seq')))}"
 
-    def create_watch(self, watch: Watch, asked: Sequence[tuple[Question, Job]], end: Job) -> int:
+    def create_watch(
+        self,
+        watch: Watch,
+        asked: Sequence[tuple[Question, Job]],
+        end: Job,
+        limits: WatchLimits,
+    ) -> int:
         args: list[str | float] = [
             watch.id,
             watch_number(watch.id),
@@ -33,6 +47,8 @@ class RedisWatches:
             watch.watcher,
             self._k("question", ""),
             len(asked),
+            limits.per_person,
+            limits.total,
         ]
         for question, job in asked:
             args += [
@@ -54,7 +70,14 @@ class RedisWatches:
             self._k("jobs"),
             self._k("wake"),
         ]
-        return int(self._b._lua("watch_create.lua", keys, args))
+        scheduled, count = self._b._lua("watch_create.lua", keys, args)
+        if int(scheduled) < 0:
+            raise WatchesFull(per_person=int(scheduled) == -1, count=int(count))
+        return int(scheduled)
+
+    def search_turn(self, round_job: str, window: int, per_window: int) -> int:
+        keys = [self._k("watch-turns"), self._k("watch-search-tail")]
+        return int(self._b._lua("watch_slot.lua", keys, [round_job, window, per_window]))
 
     def get_watch(self, watch_id: str) -> Watch | None:
         found = self._read([watch_id])
@@ -150,7 +173,12 @@ class RedisWatches:
         return bool(self._b._lua("watch_match.lua", keys, args))
 
     def retire_question(self, key: str, round_job: str) -> bool:
-        keys = [self._k("question", key), self._k("questions-active"), self._k("questions")]
+        keys = [
+            self._k("question", key),
+            self._k("questions-active"),
+            self._k("questions"),
+            self._k("watch-turns"),
+        ]
         return bool(self._b._lua("watch_retire.lua", keys, [key, round_job]))
 
     def watch_audit(self, watch_id: str) -> list[AuditEntry]:

@@ -33,7 +33,13 @@ from bot.services.ports.store import (
     VersionConflict,
 )
 from bot.services.ports.usage import Measure, Target, UsageMeter, UsageSamples
-from bot.services.ports.watches import OfferingSearch, SearchRefused, SearchThrottled, WatchStore
+from bot.services.ports.watches import (
+    OfferingSearch,
+    SearchRefused,
+    SearchThrottled,
+    WatchesFull,
+    WatchStore,
+)
 
 __all__ = [
     "BudgetMoved",
@@ -87,4 +93,5 @@ __all__ = [
     "UsageSamples",
     "VersionConflict",
     "WatchStore",
+    "WatchesFull",
 ]

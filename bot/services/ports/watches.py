@@ -9,17 +9,31 @@ from typing import Protocol
 
 from bot.domain.audit import AuditEntry
 from bot.domain.market import Offering
-from bot.domain.watch import Question, Seen, Sent, Watch, WatchState
+from bot.domain.watch import Question, Seen, Sent, Watch, WatchLimits, WatchState
 from bot.services.ports.jobs import Job
 
 
 class WatchStore(Protocol):
     def next_watch_id(self) -> str: ...
 
-    def create_watch(self, watch: Watch, asked: Sequence[tuple[Question, Job]], end: Job) -> int:
+    def create_watch(
+        self,
+        watch: Watch,
+        asked: Sequence[tuple[Question, Job]],
+        end: Job,
+        limits: WatchLimits,
+    ) -> int:
         """Store `watch` in the questions it asks; schedule the round job of each
         question nobody asked yet and the watch's `end`, in the same step. How many
-        rounds were scheduled."""
+        rounds were scheduled. Raises `WatchesFull`, storing nothing, when the watcher
+        or everyone already has as many watches watching as `limits` allow (checked in
+        the same step)."""
+        ...
+
+    def search_turn(self, round_job: str, window: int, per_window: int) -> int:
+        """The search window in which `round_job` may ask AWS: `window` (or an earlier
+        turn it held) means now; a later one, wait until it. At most `per_window` turns
+        are handed out in any window, first come, first served."""
         ...
 
     def get_watch(self, watch_id: str) -> Watch | None: ...
@@ -57,6 +71,16 @@ class WatchStore(Protocol):
         ...
 
     def watch_audit(self, watch_id: str) -> list[AuditEntry]: ...
+
+
+class WatchesFull(Exception):
+    """A new watch would pass a limit: the watcher's own (`per_person`) or everyone's;
+    `count` is how many are watching now under that limit."""
+
+    def __init__(self, per_person: bool, count: int) -> None:
+        self.per_person = per_person
+        self.count = count
+        super().__init__(f"{count} watches watching ({'per person' if per_person else 'in all'})")
 
 
 class SearchThrottled(Exception):
