@@ -259,9 +259,7 @@ def _request_flow(
     jobs = JobRegistry()
     notifications.register(jobs)
     outlook.register(jobs)
-    jobs.register(
-        OPEN, lambda job: None if quote_jobs.refused_unsold(job) else requests.create_draft(job)
-    )
+    jobs.register(OPEN, quote_jobs.unless_unsold(requests.create_draft))
     jobs.register(QUOTE, quote_jobs.run_quote)
     jobs.register(QUOTE_ONLY, quote_jobs.run_quote_only)
     jobs.register(NOTIFY, lambda job: notifications.deliver(job.request))

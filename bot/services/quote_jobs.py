@@ -51,6 +51,12 @@ class QuoteJobs:
         self.notifier.show_quote(job.user, job.response_url or None, quote)
         self._record(seen)
 
+    def unless_unsold(
+        self, create: Callable[[OpenJob], CapacityRecord | None]
+    ) -> Callable[[OpenJob], CapacityRecord | None]:
+        """The open job: `create` the draft, unless the type is refused as not sold."""
+        return lambda job: None if self.refused_unsold(job) else create(job)
+
     def refused_unsold(self, job: OpenJob | QuoteOnlyJob) -> bool:
         """Before a draft is stored: a type no region asked for sells is refused where
         it was asked, naming the regions that sell it (nothing stored, nothing quoted)."""
