@@ -12,6 +12,7 @@ from bot.blocks.ids import ActionId
 from bot.blocks.reminders import Message
 from bot.blocks.text import esc, user, when
 from bot.blocks.values import DeploymentRef, RequestRef
+from bot.domain.catalog import UnknownInstanceType, default_catalog
 from bot.domain.comparison import OptionKind
 from bot.domain.deployment import Refusal
 from bot.domain.deployment.record import Deployment, DeployState
@@ -81,13 +82,22 @@ def cost_lines(d: Deployment) -> list[str]:
     return lines
 
 
+def _whole_devices(instance_type: str) -> str:
+    """Without partitions each copy takes whole accelerators: GPUs, or Trainium devices."""
+    try:
+        accelerator = default_catalog().instance(instance_type).accelerator
+    except UnknownInstanceType:
+        accelerator = "nvidia"
+    return "whole Trainium devices" if accelerator == "trainium" else "whole GPUs"
+
+
 def _hourly(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.2f}/h"
 
 
 def progress(d: Deployment) -> Message:
     """The one message that follows a deployment from queued to in service (or failed)."""
-    layout = " + ".join(d.layout) + " per GPU" if d.layout else "whole GPUs"
+    layout = " + ".join(d.layout) + " per GPU" if d.layout else _whole_devices(d.instance_type)
     blocks: list[Block] = [
         section(headline(d)),
         context(
