@@ -135,3 +135,27 @@ def test_csv_neutralises_formulas_in_every_text_cell(
     for cell in (v for row in rows for v in row):
         assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
     assert all(float(c["paid_usd"]) > 0 for c in cells)
+
+
+def test_a_limited_read_takes_rows_team_by_team_and_counts_them_all(
+    redis_store: RedisStore,
+) -> None:
+    """What /gpu spend reads: every team's count, and only the rows it shows, in team
+    order, across teams when the first has fewer than the page."""
+    start = datetime(2026, 12, 14, tzinfo=UTC)
+    for n, team in enumerate(["a"] * 3 + ["b"] * 4 + ["c"] * 2, start=1):
+        record = bought(f"R{n}", 100.0 * n, start).model_copy(update={"team": team})
+        entry = AuditEntry(record.id, "test", "seeded", "", record.state.value, record.created_at)
+        redis_store.create(record, entry)
+    counts, rows = redis_store.month_rows("2026-12", ["a", "b", "c"], 5)
+    assert counts == {"a": 3, "b": 4, "c": 2}
+    assert [(r.team, r.request_id) for r in rows] == [
+        ("a", "R1"),
+        ("a", "R2"),
+        ("a", "R3"),
+        ("b", "R4"),
+        ("b", "R5"),
+    ]
+    _counts, every = redis_store.month_rows("2026-12", ["c", "a"], None)
+    assert [r.request_id for r in every] == ["R8", "R9", "R1", "R2", "R3"]
+    assert redis_store.month_rows("2026-12", ["nobody"], 5) == ({"nobody": 0}, [])

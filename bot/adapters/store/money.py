@@ -117,16 +117,19 @@ class MoneyInRedis(RedisBase):
     def month_rows(
         self, month: str, teams: Sequence[str], limit: int | None = None
     ) -> tuple[dict[str, int], list[SpendRow]]:
+        """Each team's row count, and the first `limit` rows (all: None) in team order:
+        the counts first, so only the rows shown are read."""
         pipe = self.redis.pipeline(transaction=False)
         for team in teams:
             pipe.zcard(self.key("rows", month, team))
+        counts = {team: int(n) for team, n in zip(teams, pipe.execute(), strict=True)}
+        left = sum(counts.values()) if limit is None else limit
         for team in teams:
-            pipe.zrange(self.key("rows", month, team), 0, -1 if limit is None else limit - 1)
-        answers = pipe.execute()
-        counts = {team: int(n) for team, n in zip(teams, answers[: len(teams)], strict=True)}
-        ids = [i for page in answers[len(teams) :] for i in cast(list[str], page)]
-        if limit is not None:
-            ids = ids[:limit]
+            take = min(counts[team], left)
+            if take:
+                pipe.zrange(self.key("rows", month, team), 0, take - 1)
+            left -= take
+        ids = [i for page in pipe.execute() for i in cast(list[str], page)]
         if not ids:
             return counts, []
         docs = cast(list[str | None], self.redis.hmget(self.key("row", month), ids))
