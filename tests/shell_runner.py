@@ -76,3 +76,9 @@ def section(transcript: str, heading: str) -> str:
             break
         body.append(line)
     return "\n".join(body)
+
+
+def approved(request: str, pick: str = "") -> list[str]:
+    """Shell steps: `/gpu reserve REQUEST`, submitted (`pick`: the option's number in the
+    form; empty: the recommended one) and approved by alice, back as you."""
+    return [f"/gpu reserve {request}", "press 1", pick, "", "as alice", "press 1", "y", "as you"]

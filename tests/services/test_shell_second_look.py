@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.services.test_shell_reminders import MIN, Clock
-from tests.shell_runner import run_shell_here, section
+from tests.shell_runner import approved, run_shell_here, section
 
 H = timedelta(hours=1)
 
@@ -52,14 +52,7 @@ def test_my_list_shows_my_extension_waiting_for_approval() -> None:
 def test_status_folds_the_samples_and_pages_the_rest_of_the_history() -> None:
     day = (datetime.now(UTC) + timedelta(days=14)).date()
     script = [
-        f'/gpu reserve 2x p5.48xlarge 3d from {day} ec2 reason="load test"',
-        "press 1",
-        "",
-        "",
-        "as alice",
-        "press 1",
-        "y",
-        "as you",
+        *approved(f'2x p5.48xlarge 3d from {day} ec2 reason="load test"'),
         "clock +15d",  # the block is active
         *[step for _ in range(3) for step in ("launch 1 into R1", "clock +1h", "stop 1 in R1")],
         "/gpu status R1",

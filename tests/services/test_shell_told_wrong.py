@@ -8,30 +8,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bot.shell.console_api import COMMAND_CHANNEL
-from tests.shell_runner import run_shell_here, section
+from tests.shell_runner import approved, run_shell_here, section
 
-ON_DEMAND_FOR_A_DAY = [
-    '/gpu reserve 1x p5.48xlarge 1d from tomorrow ec2 reason="eval"',
-    "press 1",
-    "1",  # On-Demand
-    "",
-    "as alice",
-    "press 1",
-    "y",
-    "as you",
-]
+ON_DEMAND_FOR_A_DAY = approved('1x p5.48xlarge 1d from tomorrow ec2 reason="eval"', pick="1")
 
 
 def test_a_blocks_instance_is_terminated_by_aws_not_left_for_cleanup() -> None:
     script = [
-        '/gpu reserve 2x p5.48xlarge 2d from tomorrow ec2 reason="eval"',
-        "press 1",
-        "",
-        "",
-        "as alice",
-        "press 1",
-        "y",
-        "as you",
+        *approved('2x p5.48xlarge 2d from tomorrow ec2 reason="eval"'),
         "clock +36h",  # the block is active
         "launch 1 into R1",
         "clock +2d",  # AWS terminated it 30 minutes before the end
@@ -130,14 +114,7 @@ def test_prices_are_cached_on_the_sandbox_clock() -> None:
 def test_a_report_card_counts_in_the_teams_learned_figure_at_the_next_quote() -> None:
     script = [
         QUOTE,  # nothing measured yet: 100%
-        '/gpu reserve 2x p5.48xlarge 2d from tomorrow ec2 reason="eval"',
-        "press 1",
-        "",
-        "",
-        "as alice",
-        "press 1",
-        "y",
-        "as you",
+        *approved('2x p5.48xlarge 2d from tomorrow ec2 reason="eval"'),
         "clock +36h",
         "launch 2 into R1",
         "clock +2d",
