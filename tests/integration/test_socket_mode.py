@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -31,9 +32,9 @@ APP_TOKEN = "xapp-1-A0GPUBOT-1-test"
 REQUEST = '2x p5.48xlarge 3d from 2026-12-14 ec2 util=90% reason="launch load test"'
 
 
-@pytest.fixture
-def socket_bot(make_bot) -> Iterator[tuple[BotUnderTest, FakeSocketMode]]:  # type: ignore[no-untyped-def]
-    bot: BotUnderTest = make_bot(slack_app_token=APP_TOKEN)
+@contextmanager
+def connected(bot: BotUnderTest) -> Iterator[FakeSocketMode]:
+    """The bot's app served over Socket Mode to a fake Slack, connected."""
     slack = FakeSocketMode()
     bot.fake.socket_url = slack.url
     stop = threading.Event()
@@ -43,11 +44,18 @@ def socket_bot(make_bot) -> Iterator[tuple[BotUnderTest, FakeSocketMode]]:  # ty
     thread.start()
     try:
         slack.wait_connections(1)
-        yield bot, slack
+        yield slack
     finally:
         stop.set()
         thread.join(10)
         slack.close()
+
+
+@pytest.fixture
+def socket_bot(make_bot) -> Iterator[tuple[BotUnderTest, FakeSocketMode]]:  # type: ignore[no-untyped-def]
+    bot: BotUnderTest = make_bot(slack_app_token=APP_TOKEN)
+    with connected(bot) as slack:
+        yield bot, slack
 
 
 def _form(body: tuple[str, str]) -> dict[str, Any]:
@@ -60,6 +68,19 @@ def _interactive(body: tuple[str, str]) -> dict[str, Any]:
 
 def _ack_text(ack: dict[str, Any]) -> str:
     return json.dumps(ack.get("payload") or {})
+
+
+def submit_form() -> tuple[str, str]:
+    """The Submit form of R1: its handler reads the store before acking."""
+    return payloads.view_submission(
+        CallbackId.SUBMIT.value,
+        {
+            FormBlock.CHOICE.value: payloads.select("capacity-block:0"),
+            FormBlock.REASON.value: payloads.text_input("launch load test"),
+        },
+        REQUESTER,
+        json.dumps({"request": "R1", "response_url": "http://x/"}),
+    )
 
 
 def test_a_request_goes_from_command_to_approval_over_socket_mode(
@@ -140,40 +161,21 @@ def test_with_redis_hanging_socket_mode_acks_within_slacks_limit(
     database" answer on the form, not left to Slack's 3 s timeout."""
     proc, url, _port, _dir = start_redis_server()
     bot = BotUnderTest(fake_slack, RedisStore(open_redis(url), namespace=namespace), clock)
-    slack = FakeSocketMode()
-    bot.fake.socket_url = slack.url
-    stop = threading.Event()
-    thread = threading.Thread(
-        target=serve_socket_mode, args=(bot.app, APP_TOKEN, stop, 0.5), name="socket", daemon=True
-    )
-    thread.start()
     try:
-        slack.wait_connections(1)
-        proc.send_signal(signal.SIGSTOP)  # accepts connections, answers nothing
-        # Submitting a request reads it from the store before acking (mistakes go back on
-        # the form).
-        form = payloads.view_submission(
-            CallbackId.SUBMIT.value,
-            {
-                FormBlock.CHOICE.value: payloads.select("capacity-block:0"),
-                FormBlock.REASON.value: payloads.text_input("launch load test"),
-            },
-            REQUESTER,
-            json.dumps({"request": "R1", "response_url": "http://x/"}),
-        )
-        started = time.monotonic()
-        ack = slack.wait_ack(slack.send("interactive", _interactive(form)))
-        seconds = time.monotonic() - started
+        with connected(bot) as slack:
+            proc.send_signal(signal.SIGSTOP)  # accepts connections, answers nothing
+            try:
+                started = time.monotonic()
+                ack = slack.wait_ack(slack.send("interactive", _interactive(submit_form())))
+                seconds = time.monotonic() - started
+            finally:
+                proc.send_signal(signal.SIGCONT)  # before the connection is closed
         assert seconds < 3.0, seconds
         assert ack["payload"]["response_action"] == "errors"
         (error,) = ack["payload"]["errors"].values()
         assert "could not reach its database" in error
         print(f"\nhung Redis over Socket Mode: the form acked in {seconds:.2f}s")
     finally:
-        proc.send_signal(signal.SIGCONT)
-        stop.set()
-        thread.join(10)
-        slack.close()
         bot.close()
         proc.terminate()
         proc.wait(timeout=10)
@@ -189,33 +191,14 @@ def test_with_redis_down_socket_mode_acks_saying_to_try_again(
     proc, url, _port, _dir = start_redis_server()
     bot = BotUnderTest(fake_slack, RedisStore(open_redis(url), namespace=namespace), clock)
     bot.expect_crashes()
-    slack = FakeSocketMode()
-    bot.fake.socket_url = slack.url
-    stop = threading.Event()
-    thread = threading.Thread(
-        target=serve_socket_mode, args=(bot.app, APP_TOKEN, stop, 0.5), name="socket", daemon=True
-    )
-    thread.start()
     try:
-        slack.wait_connections(1)
-        proc.kill()
-        proc.wait(timeout=10)
-        form = payloads.view_submission(
-            CallbackId.SUBMIT.value,
-            {
-                FormBlock.CHOICE.value: payloads.select("capacity-block:0"),
-                FormBlock.REASON.value: payloads.text_input("launch load test"),
-            },
-            REQUESTER,
-            json.dumps({"request": "R1", "response_url": "http://x/"}),
-        )
-        ack = slack.wait_ack(slack.send("interactive", _interactive(form)))
+        with connected(bot) as slack:
+            proc.kill()
+            proc.wait(timeout=10)
+            ack = slack.wait_ack(slack.send("interactive", _interactive(submit_form())))
         (error,) = ack["payload"]["errors"].values()
         assert error == UNAVAILABLE[:150]  # Slack's limit on a block's error
     finally:
-        stop.set()
-        thread.join(10)
-        slack.close()
         bot.close()
         proc.kill()
         proc.wait(timeout=10)
